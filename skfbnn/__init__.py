@@ -1,3 +1,32 @@
 """skfbnn: scikit-learn estimators for Bayesian neural networks with functional priors."""
 
+from .estimators import (
+    BayesianNetClassifier,
+    BayesianNetRegressor,
+    FunctionalSGHMCClassifier,
+    FunctionalSGHMCRegressor,
+    FunctionalSGLDClassifier,
+    FunctionalSGLDRegressor,
+    SGHMCClassifier,
+    SGHMCRegressor,
+    SGLDClassifier,
+    SGLDRegressor,
+)
+from .inference.run import SamplerDivergenceError
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "BayesianNetClassifier",
+    "BayesianNetRegressor",
+    "FunctionalSGHMCClassifier",
+    "FunctionalSGHMCRegressor",
+    "FunctionalSGLDClassifier",
+    "FunctionalSGLDRegressor",
+    "SGHMCClassifier",
+    "SGHMCRegressor",
+    "SGLDClassifier",
+    "SGLDRegressor",
+    "SamplerDivergenceError",
+    "__version__",
+]

@@ -1,0 +1,24 @@
+"""Benchmark datasets: synthetic 1-D problems and the UCI regression splits."""
+
+from __future__ import annotations
+
+from skfbnn.datasets.synthetic import make_oscillation, oscillation_function
+from skfbnn.datasets.uci import (
+    UCI_ALIASES,
+    UCI_DATASETS,
+    UCISplits,
+    load_uci,
+    load_uci_split,
+    resolve_data_home,
+)
+
+__all__ = [
+    "oscillation_function",
+    "make_oscillation",
+    "UCI_DATASETS",
+    "UCI_ALIASES",
+    "resolve_data_home",
+    "load_uci",
+    "load_uci_split",
+    "UCISplits",
+]

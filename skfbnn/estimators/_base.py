@@ -1,0 +1,255 @@
+"""The fit template shared by every estimator."""
+
+from __future__ import annotations
+
+import copy
+import logging
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import _fit_context, validate_parameter_constraints
+from ..device import (
+    cpu_threads,
+    float64_device,
+    make_generator,
+    resolve_device,
+    resolve_dtype,
+    spawn_seed,
+    to_numpy,
+    to_tensor,
+)
+from ..diagnostics import SamplerWarning, summarize
+from ..inference.registry import METHODS
+from ..inference.run import run_sampler
+from ..inference.schedules import make_schedule
+from ..inference.types import BayesProblem
+from ..nn.functional import init_params, make_forward
+from ..nn.mlp import build_mlp
+from ..posterior import Particles
+from ..priors.functional import FunctionalPrior
+from ..priors.gp import GPPrior, make_kernel
+from ..priors.measurement import MeasurementSampler
+from ..priors.weight import isotropic_log_prior
+from ._params import COMMON, GENERIC, Param, format_params, make_init, method_params
+
+__all__ = ["BayesianNetBase"]
+
+logger = logging.getLogger("skfbnn")
+_N_PROBE = 64
+
+
+class BayesianNetBase(BaseEstimator):
+    """Fit template: validation, network, prior, sampler run, stored draws.
+
+    Subclasses set ``_method`` (a registry key) or ``_generic = True``, and a
+    task part (:mod:`._regression`, :mod:`._classification`) supplies
+    ``_task_params``, ``_validate_fit_data``, ``_encode_target``,
+    ``_likelihood``, ``_extra_params``, ``_extra_log_prior`` and
+    ``_probe_summary``. ``__init__``, ``_parameter_constraints`` and the
+    docstring's Parameters section are generated from the parameter tables.
+    """
+
+    _method: str | None = None
+    _generic: bool = False
+    _task_params: list[Param] = []
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_method" not in cls.__dict__ and "_generic" not in cls.__dict__:
+            return
+        params = cls._declared_params()
+        cls.__init__ = make_init(params)
+        cls._parameter_constraints = {p.name: p.constraints for p in params}
+        if cls.__doc__ and "{parameters}" in cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace("{parameters}", format_params(params))
+
+    @classmethod
+    def _declared_params(cls) -> list[Param]:
+        if cls._generic:
+            return [*GENERIC, *COMMON, *cls._task_params]
+        return [*COMMON, *cls._task_params, *method_params(cls._method)]
+
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any) -> BayesianNetBase:
+        """Sample the posterior and store its draws.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_fit_data(X, y)
+        method, hyper = self._method_and_hyper()
+        sizes = self._check_hidden_layer_sizes()
+        device, dtype = resolve_device(self.device), resolve_dtype(self.dtype)
+        gen = make_generator(spawn_seed(self.random_state), device)
+        Xt = to_tensor(X, device, dtype)
+        yt, n_out = self._encode_target(y, device, dtype)
+        network = build_mlp(X.shape[1], n_out, sizes, self.activation)
+        params = init_params(network, hyper["n_chains"], gen, device=device, dtype=dtype)
+        params.update(self._extra_params(hyper["n_chains"], n_out, device, dtype))
+        spec = METHODS[method]
+        log_prior, fprior = self._make_prior(spec.prior, hyper, Xt, yt, n_out, gen)
+        problem = BayesProblem(make_forward(network), self._likelihood(), log_prior, len(X))
+        n_steps = hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]
+        schedule = make_schedule(hyper["schedule"], hyper["step_size"] / len(X), n_steps)
+        transform = spec.build(
+            problem,
+            step_size=schedule,
+            temperature=hyper["temperature"],
+            **{name: hyper[name] for name in spec.hyper},
+        )
+        with _progress(self.verbose, n_steps) as progress, cpu_threads(device):
+            result = run_sampler(
+                transform,
+                params,
+                Xt,
+                yt,
+                gen,
+                n_burnin=hyper["n_burnin"],
+                n_samples=hyper["n_samples"],
+                thinning=hyper["thinning"],
+                batch_size=hyper["batch_size"],
+                measure=None if fprior is None else fprior.draw,
+                progress=progress,
+            )
+        self.device_ = device
+        self.network_ = network
+        self.posterior_ = Particles(result.draws)
+        self.prior_ = None if fprior is None else fprior.gp
+        self.diagnostics_ = self._diagnose(result.log_post, Xt, fprior)
+        return self
+
+    def _method_and_hyper(self) -> tuple[str, dict[str, Any]]:
+        if not self._generic:
+            return self._method, {p.name: getattr(self, p.name) for p in method_params(self._method)}
+        params = method_params(self.method)
+        given = dict(self.method_params or {})
+        unknown = sorted(set(given) - {p.name for p in params})
+        if unknown:
+            raise ValueError(
+                f"method_params has keys {unknown} that method {self.method!r} does not "
+                f"take. Valid keys: {sorted(p.name for p in params)}."
+            )
+        validate_parameter_constraints(
+            {p.name: p.constraints for p in params}, given, caller_name="method_params"
+        )
+        return self.method, {**{p.name: p.default for p in params}, **given}
+
+    def _check_hidden_layer_sizes(self) -> tuple[int, ...]:
+        sizes = tuple(self.hidden_layer_sizes)
+        if not all(isinstance(s, (int, np.integer)) and s >= 1 for s in sizes):
+            raise ValueError(
+                "hidden_layer_sizes must hold positive integers. "
+                f"Got {self.hidden_layer_sizes!r}."
+            )
+        return tuple(int(s) for s in sizes)
+
+    def _make_prior(self, kind, hyper, Xt, yt, n_out, gen):
+        extra = self._extra_log_prior
+        if kind == "weight":
+            std = hyper["prior_std"]
+            return (lambda p, f_m, m: isotropic_log_prior(p, std) + extra(p)), None
+        gp_device = float64_device(Xt.device)
+        X64 = Xt.to(gp_device, torch.float64)
+        gp = GPPrior(make_kernel(hyper["kernel"], X64, n_out), n_out,
+                     constant_mean=hyper["prior_mean"] == "constant").to(gp_device)
+        gp.fit(X64, yt, hyper["prior_fit_iter"], gen, classification=self._is_classifier())
+        sampler = MeasurementSampler(
+            Xt, hyper["n_measurement_points"], hyper["measurement_train_fraction"],
+            hyper["measurement_margin"],
+        )
+        fprior = FunctionalPrior(gp, sampler, hyper["prior_jitter"])
+        wstd = hyper["weight_prior_std"]
+
+        def log_prior(p, f_m, m):
+            lp = FunctionalPrior.log_prob(f_m, m) + extra(p)
+            return lp if wstd is None else lp + isotropic_log_prior(p, wstd)
+
+        return log_prior, fprior
+
+    def _is_classifier(self) -> bool:
+        return hasattr(self, "_encode_labels")
+
+    def _diagnose(self, trace, Xt, fprior) -> dict[str, Any]:
+        n_chains, n_draws = self.posterior_.shape
+        probe = np.unique(np.linspace(0, len(Xt) - 1, _N_PROBE).round().astype(int))
+        diagnostics: dict[str, Any] = {
+            "log_posterior": to_numpy(trace),
+            "probe_indices": probe,
+            "warnings": [],
+        }
+        if fprior is not None and fprior.n_escalations:
+            diagnostics["warnings"].append(SamplerWarning(
+                "jitter",
+                f"the prior covariance needed {fprior.n_escalations} jitter "
+                "escalation(s); consider a larger prior_jitter.",
+                extra={"n_escalations": fprior.n_escalations},
+            ))
+        if n_chains >= 2 and n_draws >= 4:
+            f = self._probe_summary(self.posterior_.predict_f(self._forward(), Xt[probe]))
+            summary, found = summarize(to_numpy(f).reshape(n_chains, n_draws, -1))
+            diagnostics.update(summary)
+            diagnostics["warnings"].extend(found)
+        if self.verbose:
+            for w in diagnostics["warnings"]:
+                logger.warning("%s: %s", w.kind, w.message)
+        return diagnostics
+
+    # ------------------------------------------------------------ predict
+    def _forward(self):
+        return make_forward(self.network_)
+
+    def _draws_at(self, X: Any) -> torch.Tensor:
+        """Validated ``X`` through every stored draw: ``(D, n, n_out)``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        first = next(iter(self.posterior_.draws.values()))
+        Xt = to_tensor(X, first.device, first.dtype)
+        f = self.posterior_.predict_f(self._forward(), Xt)
+        return f.reshape(-1, *f.shape[2:])
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Move every tensor to the CPU so that pickles load anywhere."""
+        state = dict(super().__getstate__())  # a copy: never mutate self
+        cpu = torch.device("cpu")
+        for key, value in state.items():
+            if isinstance(value, Particles):
+                state[key] = value.to(cpu)
+            elif isinstance(value, torch.Tensor):
+                state[key] = value.to(cpu)
+            elif isinstance(value, GPPrior):
+                state[key] = copy.deepcopy(value).to(cpu)
+        return state
+
+
+@contextmanager
+def _progress(verbose: int, n_steps: int):
+    """A progress callback: tqdm bar (verbose >= 1) and log lines (verbose >= 2)."""
+    if not verbose:
+        yield None
+        return
+    from tqdm.auto import tqdm
+
+    every = max(1, n_steps // 10)
+    with tqdm(total=n_steps, desc="sampling", leave=False) as bar:
+
+        def progress(step: int, log_post: torch.Tensor) -> None:
+            bar.update(1)
+            if step % 25 == 0:
+                bar.set_postfix(log_post=f"{float(log_post.mean()):.4g}")
+            if verbose >= 2 and (step + 1) % every == 0:
+                for chain, value in enumerate(log_post.tolist()):
+                    logger.info("step %d chain %d log posterior %.6g", step + 1, chain, value)
+
+        yield progress

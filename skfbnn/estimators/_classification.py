@@ -1,0 +1,72 @@
+"""The classification part: labels, categorical likelihood, averaged probabilities."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
+
+from ..device import to_numpy
+from ..likelihoods import categorical_log_likelihood
+from ..predictive import class_probabilities
+from ._base import BayesianNetBase
+
+__all__ = ["BayesianClassifierBase"]
+
+
+class BayesianClassifierBase(BayesianNetBase):
+    """Classification: one logit per class, ``predict_proba`` = mean of draw softmaxes."""
+
+    _task_params: list = []
+
+    def _validate_fit_data(self, X: Any, y: Any):
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+        check_classification_targets(y)
+        return X, y
+
+    def _encode_labels(self, y: np.ndarray) -> np.ndarray:
+        self.classes_, encoded = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                "The classifier needs samples of at least 2 classes in the data, but "
+                f"the data contains only one class: {self.classes_[0]!r}."
+            )
+        return encoded
+
+    def _encode_target(self, y: np.ndarray, device, dtype):
+        encoded = self._encode_labels(y)
+        return torch.as_tensor(encoded, dtype=torch.long, device=device), len(self.classes_)
+
+    def _extra_params(self, n_chains, n_out, device, dtype):
+        return {}
+
+    def _likelihood(self):
+        return lambda f, y, p: categorical_log_likelihood(f, y)
+
+    def _extra_log_prior(self, params):
+        return 0.0
+
+    def _probe_summary(self, f: torch.Tensor) -> torch.Tensor:
+        # Logits are identified only up to a shift: diagnose the probabilities.
+        return torch.softmax(f, dim=-1)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Mean over posterior draws of the per-draw class probabilities.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), columns in ``classes_`` order.
+        """
+        return to_numpy(class_probabilities(self._draws_at(X).to(torch.float64)))
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The class with the highest mean probability."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

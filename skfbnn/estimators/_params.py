@@ -1,0 +1,181 @@
+"""Hyperparameter tables: one source for names, defaults, constraints and docs.
+
+Each estimator's ``__init__`` signature, ``_parameter_constraints`` and the
+Parameters section of its docstring are generated from these tables, so a
+parameter is declared once however many estimators share it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from numbers import Integral, Real
+from typing import Any, NamedTuple
+
+import torch
+
+from .._validation import HasMethods, Interval, StrOptions
+from ..inference.registry import METHODS
+from ..inference.schedules import SCHEDULES
+from ..nn.mlp import ACTIVATIONS
+from ..priors.gp import KERNELS
+
+__all__ = [
+    "Param",
+    "COMMON",
+    "REGRESSION",
+    "GENERIC",
+    "method_params",
+    "make_init",
+    "format_params",
+]
+
+
+class Param(NamedTuple):
+    """One hyperparameter: name, default, sklearn constraints and numpydoc text."""
+
+    name: str
+    default: Any
+    constraints: list
+    doc: str
+
+
+def _p(name, default, constraints, type_, doc) -> Param:
+    return Param(name, default, constraints, f"{name} : {type_}, default={default!r}\n    {doc}")
+
+
+COMMON = [
+    _p("hidden_layer_sizes", (50,), [tuple, list], "tuple of int",
+       "Widths of the hidden layers; ``()`` is a linear model."),
+    _p("activation", "tanh", [StrOptions(set(ACTIVATIONS))], "str",
+       f"Hidden-layer activation, one of {sorted(ACTIVATIONS)}."),
+    _p("random_state", None, ["random_state"], "int, RandomState or None",
+       "Seed of the single ``torch.Generator`` used by the fit; the global torch "
+       "RNG is never touched."),
+    _p("device", "auto", [str, torch.device], "str or torch.device",
+       "``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` "
+       "or ``'mps'``; resolved in ``fit`` to ``device_``."),
+    _p("dtype", "float32", [StrOptions({"float32", "float64"})], "str",
+       "Floating-point type of the network maths (GP maths is always float64)."),
+    _p("verbose", 0, ["verbose"], "int",
+       "0: silent; 1: progress bar with the running log posterior; 2: also "
+       "per-chain log lines on the ``skfbnn`` logger."),
+]
+
+REGRESSION = [
+    _p("noise_std", "learn", [StrOptions({"learn"}), Interval(Real, 0, None, closed="neither")],
+       "'learn' or float",
+       "Observation-noise standard deviation in the units of ``y``, or ``'learn'`` "
+       "to sample it with the weights under a weak log-normal prior."),
+    _p("normalize_y", True, ["boolean"], "bool",
+       "Standardise the targets internally; every output is in original units."),
+]
+
+GENERIC = [
+    _p("method", "fsgld", [StrOptions(set(METHODS))], "str",
+       f"Registered inference method, one of {sorted(METHODS)}."),
+    _p("method_params", None, [None, dict], "dict or None",
+       "Hyperparameters of the method (the named estimator's parameters beyond "
+       "the common ones); unspecified ones take that estimator's defaults."),
+]
+
+SAMPLING = [
+    _p("n_chains", 4, [Interval(Integral, 1, None, closed="left")], "int",
+       "Independent chains, vectorised over a leading batch dimension."),
+    _p("n_burnin", 2000, [Interval(Integral, 0, None, closed="left")], "int",
+       "Steps discarded before the first kept draw."),
+    _p("n_samples", 25, [Interval(Integral, 1, None, closed="left")], "int",
+       "Draws kept per chain."),
+    _p("thinning", 40, [Interval(Integral, 1, None, closed="left")], "int",
+       "Steps between kept draws."),
+    _p("batch_size", 64, [Interval(Integral, 1, None, closed="left")], "int",
+       "Minibatch size (full batch when larger than the data)."),
+    _p("schedule", "constant", [StrOptions(set(SCHEDULES))], "str",
+       "Step-size schedule: 'constant', 'decay' (x0.9 ten times over the run) or "
+       "'cyclical' (cosine cycles)."),
+    _p("temperature", 1.0, [Interval(Real, 0, None, closed="left")], "float",
+       "Posterior temperature multiplying the injected noise (1 = Bayes)."),
+]
+
+HYPER = {
+    "friction": _p("friction", 0.05, [Interval(Real, 0, 1, closed="right")], "float",
+                   "SGHMC momentum decay per step (1 turns SGHMC into SGLD)."),
+    "n_leapfrog": _p("n_leapfrog", 50, [None, Interval(Integral, 1, None, closed="left")],
+                     "int or None",
+                     "Steps between momentum refreshes (Algorithm 2 of Wu et al.); "
+                     "None never refreshes."),
+}
+
+PRIORS = {
+    "weight": [
+        _p("prior_std", 1.0, [Interval(Real, 0, None, closed="neither")], "float",
+           "Standard deviation of the isotropic Gaussian weight prior."),
+    ],
+    "function": [
+        _p("kernel", None, [None, StrOptions(set(KERNELS)), HasMethods(["forward"])],
+           "None, str or gpytorch kernel",
+           f"GP prior covariance: None (scaled ARD RBF), one of {list(KERNELS)}, or "
+           "a gpytorch kernel instance (copied, never modified)."),
+        _p("prior_fit_iter", 100, [Interval(Integral, 0, None, closed="left")], "int",
+           "Adam iterations of exact marginal-likelihood fitting of the GP "
+           "hyperparameters on at most 2000 training points; 0 keeps them fixed."),
+        _p("prior_mean", "constant", [StrOptions({"zero", "constant"})], "str",
+           "GP prior mean: zero, or a constant fitted with the hyperparameters."),
+        _p("n_measurement_points", 100, [Interval(Integral, 1, None, closed="left")], "int",
+           "Size of the measurement set redrawn at every step."),
+        _p("measurement_train_fraction", 0.5, [Interval(Real, 0, 1, closed="both")], "float",
+           "Fraction of the measurement set drawn from the training inputs; the "
+           "rest is uniform in the widened training box."),
+        _p("measurement_margin", 0.1, [Interval(Real, 0, None, closed="left")], "float",
+           "Relative widening of the training box on each side."),
+        _p("prior_jitter", 1e-3, [Interval(Real, 0, None, closed="neither")], "float",
+           "Nugget added to the prior covariance, relative to its mean diagonal "
+           "(escalated x10 if the Cholesky factorisation fails)."),
+        _p("weight_prior_std", None, [None, Interval(Real, 0, None, closed="neither")],
+           "float or None",
+           "Optional weak Gaussian weight prior added to the functional prior. "
+           "None (the paper's choice) leaves the weight posterior improper."),
+    ],
+}
+
+
+def _step_size(default: float) -> Param:
+    return _p("step_size", default, [Interval(Real, 0, None, closed="neither")], "float",
+              "Step size per datum: the update uses ``step_size / n_train`` so the same "
+              "value suits data sets of any size.")
+
+
+def method_params(method: str) -> list[Param]:
+    """The parameters a registered method needs beyond ``COMMON`` and the task's."""
+    spec = METHODS[method]
+    return [
+        *SAMPLING,
+        _step_size(spec.step_size),
+        *(HYPER[h] for h in spec.hyper),
+        *PRIORS[spec.prior],
+    ]
+
+
+def make_init(params: list[Param]):
+    """An ``__init__`` that stores keyword-only arguments, with an explicit signature."""
+    signature = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [
+            inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+            for p in params
+        ]
+    )
+
+    def __init__(self, **kwargs):
+        bound = signature.bind(self, **kwargs)
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            setattr(self, name, value)
+
+    __init__.__signature__ = signature
+    return __init__
+
+
+def format_params(params: list[Param], indent: str = "    ") -> str:
+    """The numpydoc Parameters section for ``params``, indented for a class docstring."""
+    lines = ["Parameters", "----------", *"\n".join(p.doc for p in params).splitlines()]
+    return ("\n" + indent).join(lines)

@@ -1,0 +1,1 @@
+"""Inference: pure update rules, the run driver and the method registry."""

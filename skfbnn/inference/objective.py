@@ -1,0 +1,53 @@
+"""The log-posterior convention, stated once.
+
+``log_posterior(params, batch) = (N / n) * sum_{i in batch} log p(y_i | f(x_i)) + log prior``
+
+with ``N`` the training-set size and ``n`` the minibatch size. For a
+functional prior the network is evaluated on the minibatch and the
+measurement points in one forward pass, and the prior term gets no ``N/n``
+factor. Update rules maximise this quantity; nothing here returns a "loss".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from ..nn.functional import Params
+from .types import Batch, BayesProblem
+
+__all__ = ["make_log_posterior", "grad_and_value"]
+
+LogPosterior = Callable[[Params, Batch], Tensor]
+
+
+def make_log_posterior(problem: BayesProblem) -> LogPosterior:
+    """Bind ``problem`` into ``log_posterior(params, batch) -> (C,)``."""
+
+    def log_posterior(params: Params, batch: Batch) -> Tensor:
+        x, y = batch["x"], batch["y"]
+        measure = batch.get("measure")
+        n = x.shape[-2]
+        if measure is None:
+            f, f_measure = problem.forward(params, x), None
+        else:
+            xm = measure.x if x.dim() == 2 else measure.x.expand(x.shape[0], -1, -1)
+            out = problem.forward(params, torch.cat([x, xm], dim=-2))
+            f, f_measure = out[:, :n], out[:, n:]
+        loglik = problem.log_likelihood(f, y, params)
+        return (problem.n_data / n) * loglik + problem.log_prior(params, f_measure, measure)
+
+    return log_posterior
+
+
+def grad_and_value(
+    log_posterior: LogPosterior, params: Params, batch: Batch
+) -> tuple[Params, Tensor]:
+    """Gradient of each chain's log posterior and its value, without touching ``params``."""
+    leaves = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+    with torch.enable_grad():
+        value = log_posterior(leaves, batch)
+        grads = torch.autograd.grad(value.sum(), list(leaves.values()))
+    return dict(zip(leaves, grads)), value.detach()

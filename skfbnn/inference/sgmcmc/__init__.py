@@ -1,0 +1,1 @@
+"""Stochastic-gradient MCMC update rules (prior-agnostic)."""

@@ -1,0 +1,299 @@
+"""Predictive metrics and greater-is-better scorers for probabilistic regressors.
+
+Metrics take ``y`` of shape ``(n,)`` or ``(n, k)`` and average over points and
+outputs; scorers call ``estimator.predict(X, return_std=True)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import logsumexp, ndtr, ndtri
+
+__all__ = [
+    "rmse", "gaussian_nll", "mixture_log_likelihood", "moment_matched_log_likelihood",
+    "crps_gaussian", "crps_ensemble", "interval_coverage", "interval_width",
+    "neg_gaussian_nll_scorer", "neg_crps_scorer", "make_coverage_scorer",
+    "make_width_scorer"]  # fmt: skip
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+def _finite(a: ArrayLike, name: str, shape: tuple[int, ...] | None = None) -> NDArray:
+    """``a`` as float64 with exactly ``shape`` (if given) and only finite values."""
+    a = np.asarray(a, dtype=np.float64)
+    if shape is not None and a.shape != shape:
+        raise ValueError(f"{name} must have shape {shape!r}. Got {a.shape!r}.")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite. Got {a[~np.isfinite(a)].item(0)!r}.")
+    return a
+
+
+def _as_target(y: ArrayLike) -> NDArray[np.float64]:
+    y = _finite(y, "y")
+    if y.ndim not in (1, 2) or y.size == 0:
+        raise ValueError(f"y must be non-empty, shape (n,) or (n, k). Got {y.shape!r}.")
+    return y
+
+
+def _as_std(std: ArrayLike, shape: tuple[int, ...], name: str = "std") -> NDArray:
+    """Validate a positive scale; a scalar is broadcast to ``shape``."""
+    std = _finite(std, name, None if np.ndim(std) == 0 else shape)
+    if not np.all(std > 0):
+        raise ValueError(f"{name} must be > 0. Got {float(np.min(std))!r}.")
+    return np.broadcast_to(std, shape)
+
+
+def _check_level(level: float) -> float:
+    if not (isinstance(level, (int, float, np.number)) and 0.0 < level < 1.0):
+        raise ValueError(f"level must lie strictly between 0 and 1. Got {level!r}.")
+    return float(level)
+
+
+def _gaussian_args(y: ArrayLike, mean: ArrayLike, std: ArrayLike) -> tuple:
+    y = _as_target(y)
+    return y, _finite(mean, "mean", y.shape), _as_std(std, y.shape)
+
+
+def _as_draws(
+    y: NDArray, f_draws: ArrayLike, noise_std: ArrayLike | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    f = _finite(f_draws, "f_draws")
+    if f.ndim != y.ndim + 1 or f.shape[1:] != y.shape or f.shape[0] < 1:
+        raise ValueError(f"f_draws must have shape (S, *{y.shape!r}). Got {f.shape!r}.")
+    return f, None if noise_std is None else _draw_noise(noise_std, f)
+
+
+def _draw_noise(noise_std: ArrayLike, f: NDArray) -> NDArray[np.float64]:
+    """Broadcast noise (scalar, (S,), (S, k) or f's shape) to f's shape."""
+    s = np.asarray(noise_std, dtype=np.float64)
+    n_draws = f.shape[0]
+    if s.shape in {(n_draws,), (n_draws,) + f.shape[2:]}:  # per draw (and output)
+        shape = (n_draws,) + (1,) * (f.ndim - s.ndim) + s.shape[1:]
+        s = np.broadcast_to(s.reshape(shape), f.shape)
+    elif s.ndim != 0 and s.shape != f.shape:
+        msg = f"noise_std must have shape (), (S,), (S, k) or {f.shape!r}"
+        raise ValueError(f"{msg}. Got {s.shape!r}.")
+    return _as_std(s, f.shape, "noise_std")
+
+
+def rmse(y: ArrayLike, mean: ArrayLike) -> float:
+    """Root mean squared error, pooled over points and outputs.
+
+    Examples
+    --------
+    >>> round(rmse([0.0, 0.0], [3.0, 4.0]), 4)  # sqrt((9 + 16) / 2)
+    3.5355
+    """
+    y = _as_target(y)
+    mean = _finite(mean, "mean", y.shape)
+    return float(np.sqrt(np.mean((y - mean) ** 2)))
+
+
+def gaussian_nll(y: ArrayLike, mean: ArrayLike, std: ArrayLike) -> float:
+    """Mean negative log density ``-log N(y; mean, std**2)``.
+
+    Examples
+    --------
+    >>> round(gaussian_nll([0.0], [0.0], [1.0]), 6)  # 0.5 * log(2 pi)
+    0.918939
+    """
+    y, mean, std = _gaussian_args(y, mean, std)
+    z = (y - mean) / std
+    return float(np.mean(0.5 * _LOG_2PI + np.log(std) + 0.5 * z**2))
+
+
+def mixture_log_likelihood(
+    y: ArrayLike, f_draws: ArrayLike, noise_std: ArrayLike
+) -> float:
+    """Mean test log-likelihood of the equal-weight mixture over draws.
+
+    Per point ``logsumexp_s log N(y | f_s, sigma_s**2) - log S``, averaged over
+    points and outputs (greater is better). ``f_draws`` (shape ``(S, n)`` or
+    ``(S, n, k)``) are posterior draws of the latent function; ``noise_std`` is
+    a scalar, one value per draw ``(S,)``, per draw and output ``(S, k)``, or an
+    array of ``f_draws``' shape (heteroscedastic).
+
+    Examples
+    --------
+    >>> f = [[0.0, 1.0], [0.0, 1.0]]  # two identical draws = one Gaussian
+    >>> round(mixture_log_likelihood([0.0, 1.0], f, 1.0), 6)
+    -0.918939
+    """
+    y = _as_target(y)
+    f, s = _as_draws(y, f_draws, noise_std)
+    log_pdf = -0.5 * _LOG_2PI - np.log(s) - 0.5 * ((y - f) / s) ** 2
+    per_point = logsumexp(log_pdf, axis=0) - np.log(f.shape[0])
+    return float(np.mean(per_point))
+
+
+def moment_matched_log_likelihood(
+    y: ArrayLike, f_draws: ArrayLike, noise_std: ArrayLike
+) -> float:
+    """Mean log-likelihood under the moment-matched Gaussian of the mixture.
+
+    Mean ``mean_s f_s`` and variance ``var_s f_s + mean_s sigma_s**2``
+    (population variance over draws); arguments as in
+    :func:`mixture_log_likelihood`.
+
+    Examples
+    --------
+    >>> round(moment_matched_log_likelihood([0.0], [[-1.0], [1.0]], 1.0), 6)
+    -1.265512
+    """
+    y = _as_target(y)
+    f, s = _as_draws(y, f_draws, noise_std)
+    var = f.var(axis=0) + np.mean(s**2, axis=0)
+    return -gaussian_nll(y, f.mean(axis=0), np.sqrt(var))
+
+
+def crps_gaussian(y: ArrayLike, mean: ArrayLike, std: ArrayLike) -> float:
+    """Mean continuous ranked probability score of Gaussian forecasts.
+
+    Closed form ``std * (z (2 Phi(z) - 1) + 2 phi(z) - 1 / sqrt(pi))`` with
+    ``z = (y - mean) / std``. Lower is better.
+
+    Examples
+    --------
+    >>> round(crps_gaussian([0.0], [0.0], [1.0]), 6)  # (sqrt(2) - 1) / sqrt(pi)
+    0.233695
+    """
+    y, mean, std = _gaussian_args(y, mean, std)
+    z = (y - mean) / std
+    pdf = np.exp(-0.5 * z**2) / np.sqrt(2.0 * np.pi)
+    crps = std * (z * (2.0 * ndtr(z) - 1.0) + 2.0 * pdf - 1.0 / np.sqrt(np.pi))
+    return float(np.mean(crps))
+
+
+def crps_ensemble(y: ArrayLike, f_draws: ArrayLike) -> float:
+    """Mean CRPS of the empirical distribution of samples ``f_draws``.
+
+    Energy form ``E|X - y| - 0.5 E|X - X'|`` with both expectations under the
+    empirical distribution (pairs ``s = s'`` included), computed in
+    ``O(S log S)`` per point from the sorted draws. Lower is better.
+
+    Examples
+    --------
+    >>> crps_ensemble([0.0], [[1.0]])  # a single draw: CRPS = |x - y|
+    1.0
+    """
+    y = _as_target(y)
+    f, _ = _as_draws(y, f_draws)
+    n_draws = f.shape[0]
+    abs_err = np.mean(np.abs(f - y), axis=0)
+    # sum_{s,s'} |x_s - x_s'| = 2 * sum_i (2 i - S - 1) x_(i), i = 1..S
+    weights = np.arange(1 - n_draws, n_draws, 2.0).reshape((-1,) + (1,) * y.ndim)
+    spread = np.sum(weights * np.sort(f, axis=0), axis=0) / n_draws**2
+    return float(np.mean(abs_err - spread))
+
+
+def interval_coverage(
+    y: ArrayLike, mean: ArrayLike, std: ArrayLike, level: float = 0.95
+) -> float:
+    """Fraction of ``y`` inside the central ``level`` Gaussian interval.
+
+    Examples
+    --------
+    >>> y, mean, std = [0.0, 1.0, 5.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
+    >>> round(interval_coverage(y, mean, std), 4)  # 5.0 lies outside +-1.96
+    0.6667
+    """
+    level = _check_level(level)
+    y, mean, std = _gaussian_args(y, mean, std)
+    half = ndtri(0.5 + 0.5 * level) * std
+    return float(np.mean(np.abs(y - mean) <= half))
+
+
+def interval_width(std: ArrayLike, level: float = 0.95) -> float:
+    """Mean width ``2 * Phi^{-1}((1 + level) / 2) * std`` of central intervals.
+
+    Examples
+    --------
+    >>> round(interval_width([1.0, 2.0], level=0.95), 4)
+    5.8799
+    """
+    level = _check_level(level)
+    if np.size(std) == 0:
+        raise ValueError(f"std must be non-empty. Got {std!r}.")
+    std = _as_std(std, np.shape(std))
+    return float(np.mean(2.0 * ndtri(0.5 + 0.5 * level) * std))
+
+
+def _predict_mean_std(estimator: Any, X: Any, y: ArrayLike) -> tuple[NDArray, ...]:
+    mean, std = estimator.predict(X, return_std=True)
+    y, mean, std = (np.asarray(a, dtype=np.float64) for a in (y, mean, std))
+    if y.ndim == 2 and y.shape[1] == 1 and mean.ndim == 1:  # (n, 1) vs (n,)
+        y = y[:, 0]
+    elif y.ndim == 1 and mean.ndim == 2 and mean.shape[1] == 1:
+        mean, std = mean[:, 0], std.reshape(mean.shape)[:, 0]
+    return y, mean, std
+
+
+def neg_gaussian_nll_scorer(estimator: Any, X: Any, y: ArrayLike) -> float:
+    """Scorer: minus :func:`gaussian_nll` of the predictive mean and std.
+
+    Examples
+    --------
+    >>> class Est:  # predicts N(0, 1) everywhere
+    ...     predict = staticmethod(lambda X, return_std=False: ([0.0], [1.0]))
+    >>> round(neg_gaussian_nll_scorer(Est(), [[0.0]], [0.0]), 6)
+    -0.918939
+    """
+    y, mean, std = _predict_mean_std(estimator, X, y)
+    return -gaussian_nll(y, mean, std)
+
+
+def neg_crps_scorer(estimator: Any, X: Any, y: ArrayLike) -> float:
+    """Scorer: minus :func:`crps_gaussian` of the predictive mean and std.
+
+    Examples
+    --------
+    >>> class Est:  # predicts N(0, 1) everywhere
+    ...     predict = staticmethod(lambda X, return_std=False: ([0.0], [1.0]))
+    >>> round(neg_crps_scorer(Est(), [[0.0]], [0.0]), 6)
+    -0.233695
+    """
+    y, mean, std = _predict_mean_std(estimator, X, y)
+    return -crps_gaussian(y, mean, std)
+
+
+class _IntervalScorer:
+    """Picklable scorer for interval coverage (``width=False``) or -width."""
+
+    def __init__(self, level: float, width: bool) -> None:
+        self.level, self.width = _check_level(level), width
+        self.__name__ = f"{'neg_width' if width else 'coverage'}_scorer_{self.level:g}"
+
+    def __call__(self, estimator: Any, X: Any, y: ArrayLike) -> float:
+        y, mean, std = _predict_mean_std(estimator, X, y)
+        if self.width:
+            return -interval_width(std, self.level)
+        return interval_coverage(y, mean, std, self.level)
+
+    def __repr__(self) -> str:
+        kind = "width" if self.width else "coverage"
+        return f"make_{kind}_scorer(level={self.level!r})"
+
+
+def make_coverage_scorer(level: float = 0.95) -> _IntervalScorer:
+    """Scorer returning the empirical coverage of the central ``level`` interval.
+
+    Examples
+    --------
+    >>> make_coverage_scorer(0.9)
+    make_coverage_scorer(level=0.9)
+    """
+    return _IntervalScorer(level, width=False)
+
+
+def make_width_scorer(level: float = 0.95) -> _IntervalScorer:
+    """Scorer returning the NEGATIVE mean width of the central ``level`` interval.
+
+    Examples
+    --------
+    >>> make_width_scorer(0.9).__name__
+    'neg_width_scorer_0.9'
+    """
+    return _IntervalScorer(level, width=True)

@@ -1,0 +1,1 @@
+"""Network architecture and functional (parameter-dict) evaluation."""

@@ -1,0 +1,1 @@
+"""Priors: Gaussian weight priors and GP priors on function values."""

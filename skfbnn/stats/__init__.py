@@ -1,0 +1,1 @@
+"""Numerical building blocks on Gaussians."""

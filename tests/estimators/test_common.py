@@ -1,0 +1,37 @@
+"""scikit-learn's common estimator checks on every public estimator."""
+
+from __future__ import annotations
+
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import skfbnn
+from skfbnn.inference.registry import METHODS
+
+from ..conftest import FAST, FAST_FUNCTIONAL
+
+NAMED = [
+    skfbnn.SGLDRegressor, skfbnn.SGHMCRegressor,
+    skfbnn.FunctionalSGLDRegressor, skfbnn.FunctionalSGHMCRegressor,
+    skfbnn.SGLDClassifier, skfbnn.SGHMCClassifier,
+    skfbnn.FunctionalSGLDClassifier, skfbnn.FunctionalSGHMCClassifier,
+]
+
+
+def _instances():
+    for cls in NAMED:
+        functional = METHODS[cls._method].prior == "function"
+        yield cls(random_state=0, **(FAST_FUNCTIONAL if functional else FAST))
+    for cls in (skfbnn.BayesianNetRegressor, skfbnn.BayesianNetClassifier):
+        yield cls(method="fsgld", method_params=FAST_FUNCTIONAL, random_state=0)
+
+
+@parametrize_with_checks(list(_instances()))
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_every_named_estimator_is_exported():
+    assert {c.__name__ for c in NAMED} <= set(skfbnn.__all__)
+    assert len({(c._method, c._estimator_type) for c in NAMED}) == len(NAMED)
+    assert pytest  # noqa: S101
