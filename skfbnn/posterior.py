@@ -44,6 +44,6 @@ class Particles:
         out = torch.cat([forward(flat, X[i : i + chunk]) for i in range(0, len(X), chunk)], 1)
         return out.reshape(*self.shape, *out.shape[1:])
 
-    def to(self, device: torch.device) -> Particles:
-        """A copy on ``device``."""
-        return Particles({k: v.to(device) for k, v in self.draws.items()})
+    def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Particles:
+        """A copy on ``device`` (and in ``dtype`` if given)."""
+        return Particles({k: v.to(device, dtype) for k, v in self.draws.items()})

@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 # Budgets small enough for the API tests; statistical tests set their own.
-FAST = dict(n_chains=2, n_burnin=30, n_samples=4, thinning=2)
+FAST = dict(n_chains=2, n_burnin=60, n_samples=4, thinning=2)
 FAST_FUNCTIONAL = dict(FAST, prior_fit_iter=5, n_measurement_points=10)
 
 

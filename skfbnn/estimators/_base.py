@@ -211,12 +211,17 @@ class BayesianNetBase(BaseEstimator):
         return make_forward(self.network_)
 
     def _draws_at(self, X: Any) -> torch.Tensor:
-        """Validated ``X`` through every stored draw: ``(D, n, n_out)``."""
+        """Validated ``X`` through every stored draw: ``(D, n, n_out)``.
+
+        Predictions are computed in float64 (float32 only on devices without
+        float64), so that they do not depend on the row order of ``X``.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         first = next(iter(self.posterior_.draws.values()))
-        Xt = to_tensor(X, first.device, first.dtype)
-        f = self.posterior_.predict_f(self._forward(), Xt)
+        dtype = first.dtype if first.device.type == "mps" else torch.float64
+        posterior = self.posterior_.to(first.device, dtype)
+        f = posterior.predict_f(self._forward(), to_tensor(X, first.device, dtype))
         return f.reshape(-1, *f.shape[2:])
 
     def __getstate__(self) -> dict[str, Any]:
