@@ -69,4 +69,5 @@ class BayesianClassifierBase(BayesianNetBase):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class with the highest mean probability."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # checks fitted state first
+        return self.classes_[np.argmax(proba, axis=1)]

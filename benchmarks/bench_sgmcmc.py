@@ -1,0 +1,72 @@
+"""Per-iteration cost of the SG-MCMC samplers, measured side by side in one run.
+
+Prints two ratios on a Boston-sized problem (455 x 13, one hidden layer of 50):
+fSGLD / SGLD time per iteration, and 8 vectorised chains / 1 chain.
+Time per iteration is the slope between fits of two lengths, so one-off costs
+(GP hyperparameter fitting, validation, diagnostics) cancel.
+
+Usage: python benchmarks/bench_sgmcmc.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+import torch
+
+from skfbnn import FunctionalSGLDRegressor, SGLDRegressor
+
+SHORT, LONG = 200, 1200
+
+
+def per_iteration(make, X, y, repeats):
+    """Median over repeats of (t_long - t_short) / (LONG - SHORT), in seconds."""
+    slopes = []
+    for r in range(repeats):
+        times = []
+        for n in (SHORT, LONG):
+            est = make(n, r)
+            start = time.perf_counter()
+            est.fit(X, y)
+            times.append(time.perf_counter() - start)
+        slopes.append((times[1] - times[0]) / (LONG - SHORT))
+    return float(np.median(slopes))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(455, 13))
+    y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=455)
+    common = dict(n_samples=1, thinning=1, device="cpu", hidden_layer_sizes=(50,))
+
+    def sgld(chains):
+        return lambda n, r: SGLDRegressor(n_burnin=n, n_chains=chains, random_state=r, **common)
+
+    def fsgld(chains):
+        return lambda n, r: FunctionalSGLDRegressor(
+            n_burnin=n, n_chains=chains, random_state=r, prior_fit_iter=10, **common
+        )
+
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+          f"{torch.get_num_threads()} threads available, repeats={args.repeats}")
+    rows = {}
+    for name, make in [("sgld, 1 chain", sgld(1)), ("fsgld, 1 chain", fsgld(1)),
+                       ("sgld, 8 chains", sgld(8)), ("fsgld, 8 chains", fsgld(8))]:
+        rows[name] = per_iteration(make, X, y, args.repeats)
+        print(f"{name:18s} {rows[name] * 1e3:7.3f} ms / iteration")
+    print(f"fSGLD / SGLD per iteration (1 chain):  {rows['fsgld, 1 chain'] / rows['sgld, 1 chain']:.2f}"
+          "  (goal <= 1.3)")
+    print(f"fSGLD / SGLD per iteration (8 chains): {rows['fsgld, 8 chains'] / rows['sgld, 8 chains']:.2f}")
+    print(f"8 chains / 1 chain (SGLD):  {rows['sgld, 8 chains'] / rows['sgld, 1 chain']:.2f}"
+          "  (goal <= 2.5)")
+    print(f"8 chains / 1 chain (fSGLD): {rows['fsgld, 8 chains'] / rows['fsgld, 1 chain']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
