@@ -120,8 +120,9 @@ def cpu_threads(device: torch.device, n_threads: int = 1) -> Iterator[None]:
 
     Sampler steps on small networks are dominated by per-op overhead; extra
     intra-op threads only add contention (measured: 350 SGLD steps took 7.4 s
-    with 2 threads on a loaded 2-core machine and 0.39 s with 1). Nothing is
-    changed for GPU devices.
+    with 2 threads on a loaded 2-core machine and 0.39 s with 1; 100 GP
+    marginal-likelihood steps on 442 points 31 s and 4 s). Nothing is changed
+    for GPU devices.
     """
     if device.type != "cpu":
         yield

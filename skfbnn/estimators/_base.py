@@ -88,6 +88,10 @@ class BayesianNetBase(BaseEstimator):
         -------
         self
         """
+        with cpu_threads(resolve_device(self.device)):
+            return self._fit(X, y)
+
+    def _fit(self, X: Any, y: Any) -> BayesianNetBase:
         X, y = self._validate_fit_data(X, y)
         method, hyper = self._method_and_hyper()
         sizes = self._check_hidden_layer_sizes()
@@ -109,7 +113,7 @@ class BayesianNetBase(BaseEstimator):
             temperature=hyper["temperature"],
             **{name: hyper[name] for name in spec.hyper},
         )
-        with _progress(self.verbose, n_steps) as progress, cpu_threads(device):
+        with _progress(self.verbose, n_steps) as progress:
             result = run_sampler(
                 transform,
                 params,
@@ -169,7 +173,7 @@ class BayesianNetBase(BaseEstimator):
             Xt, hyper["n_measurement_points"], hyper["measurement_train_fraction"],
             hyper["measurement_margin"],
         )
-        fprior = FunctionalPrior(gp, sampler, hyper["prior_jitter"])
+        fprior = FunctionalPrior(gp, sampler, _nugget(hyper["prior_nugget"], gp, X64))
         wstd = hyper["weight_prior_std"]
 
         def log_prior(p, f_m, m):
@@ -193,7 +197,7 @@ class BayesianNetBase(BaseEstimator):
             diagnostics["warnings"].append(SamplerWarning(
                 "jitter",
                 f"the prior covariance needed {fprior.n_escalations} jitter "
-                "escalation(s); consider a larger prior_jitter.",
+                "escalation(s); consider a larger prior_nugget.",
                 extra={"n_escalations": fprior.n_escalations},
             ))
         if n_chains >= 2 and n_draws >= 4:
@@ -236,6 +240,16 @@ class BayesianNetBase(BaseEstimator):
             elif isinstance(value, GPPrior):
                 state[key] = copy.deepcopy(value).to(cpu)
         return state
+
+
+def _nugget(value: str | float, gp: GPPrior, X: torch.Tensor) -> float:
+    """The absolute prior nugget for the ``prior_nugget`` parameter."""
+    if value != "noise":
+        return float(value)
+    noise_var = gp.noise_std.pow(2).mean()
+    if torch.isfinite(noise_var):
+        return float(noise_var)
+    return 0.01 * float(gp.mean_cov(X[:1])[1].mean())
 
 
 @contextmanager

@@ -117,7 +117,7 @@ PRIORS = {
            "a gpytorch kernel instance (copied, never modified)."),
         _p("prior_fit_iter", 100, [Interval(Integral, 0, None, closed="left")], "int",
            "Adam iterations of exact marginal-likelihood fitting of the GP "
-           "hyperparameters on at most 2000 training points; 0 keeps them fixed."),
+           "hyperparameters on at most 1000 training points; 0 keeps them fixed."),
         _p("prior_mean", "constant", [StrOptions({"zero", "constant"})], "str",
            "GP prior mean: zero, or a constant fitted with the hyperparameters."),
         _p("n_measurement_points", 100, [Interval(Integral, 1, None, closed="left")], "int",
@@ -127,9 +127,13 @@ PRIORS = {
            "rest is uniform in the widened training box."),
         _p("measurement_margin", 0.1, [Interval(Real, 0, None, closed="left")], "float",
            "Relative widening of the training box on each side."),
-        _p("prior_jitter", 1e-3, [Interval(Real, 0, None, closed="neither")], "float",
-           "Nugget added to the prior covariance, relative to its mean diagonal "
-           "(escalated x10 if the Cholesky factorisation fails)."),
+        _p("prior_nugget", "noise", [StrOptions({"noise"}), Interval(Real, 0, None, closed="left")],
+           "'noise' or float",
+           "Variance added to the diagonal of the prior covariance at the measurement "
+           "points (standardised target units). 'noise' uses the observation-noise "
+           "variance of the pre-fitted GP (regression), else 1% of the prior variance. "
+           "A small nugget makes the prior very stiff in low dimensions and needs a "
+           "much smaller step_size (docs/user_guide.md)."),
         _p("weight_prior_std", None, [None, Interval(Real, 0, None, closed="neither")],
            "float or None",
            "Optional weak Gaussian weight prior added to the functional prior. "

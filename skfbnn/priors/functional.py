@@ -1,7 +1,7 @@
-"""Functional prior: ``log N(f_theta(X_M); m, K_MM + jitter I)`` at fresh measurement points.
+"""Functional prior: ``log N(f_theta(X_M); m, K_MM + nugget I)`` at fresh measurement points.
 
 Its gradient with respect to the network parameters, obtained by autograd,
-is ``J^T (K + jitter I)^{-1} (m - f)`` with ``J`` the Jacobian of the network
+is ``J^T (K + nugget I)^{-1} (m - f)`` with ``J`` the Jacobian of the network
 outputs at ``X_M`` (Wu, Xuan & Lu 2025, Eq. 6). The prior term carries no
 ``N/n`` scaling.
 """
@@ -41,18 +41,20 @@ class FunctionalPrior:
         The fitted GP prior.
     sampler : MeasurementSampler
         Draws the measurement sets.
-    jitter : float
-        Relative diagonal jitter (nugget) added to ``K_MM``.
+    nugget : float
+        Variance added to the diagonal of ``K_MM`` (absolute, in the units of
+        the function values squared). A further relative jitter of 1e-6 is
+        escalated only if the Cholesky factorisation fails.
     block_size : int, default=64
         Number of sets prepared per batched factorisation.
     """
 
     def __init__(
-        self, gp: GPPrior, sampler: MeasurementSampler, jitter: float, block_size: int = 64
+        self, gp: GPPrior, sampler: MeasurementSampler, nugget: float, block_size: int = 64
     ) -> None:
         self.gp = gp
         self.sampler = sampler
-        self.jitter = jitter
+        self.nugget = nugget
         self.block_size = block_size
         self.n_escalations = 0
         self._block: list[MeasurementDraw] = []
@@ -62,7 +64,8 @@ class FunctionalPrior:
         if not self._block:
             x = self.sampler.sample(self.block_size, gen)
             mean, K = self.gp.mean_cov(x)
-            res = jittered_cholesky(K, self.jitter)
+            K = K + self.nugget * torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
+            res = jittered_cholesky(K, 1e-6)
             self.n_escalations += res.n_escalations
             chol = res.chol.to(x.device)
             mean = mean.to(x.device)

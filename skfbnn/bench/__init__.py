@@ -1,0 +1,1 @@
+"""Cross-validated benchmarks: configurations, runner and report."""
