@@ -26,10 +26,10 @@ from skfbnn.datasets import load_uci_split
 
 DATASETS = ("bostonHousing", "concrete", "energy", "kin8nm", "wine-quality-red", "yacht")
 GRID = {
-    "sgld": (1e-3, 3e-3, 1e-2, 3e-2),
-    "fsgld": (1e-3, 3e-3, 1e-2, 3e-2),
-    "sghmc": (1e-4, 3e-4, 1e-3, 3e-3),
-    "fsghmc": (1e-4, 3e-4, 1e-3, 3e-3),
+    "sgld": (3e-3, 1e-2, 3e-2, 1e-1),
+    "fsgld": (3e-3, 1e-2, 3e-2, 1e-1),
+    "sghmc": (3e-4, 1e-3, 3e-3, 1e-2),
+    "fsghmc": (3e-4, 1e-3, 3e-3, 1e-2),
 }
 
 
@@ -69,7 +69,8 @@ def main() -> None:
     for method, steps in GRID.items():
         ranks = {s: [] for s in steps}
         for dataset in DATASETS:
-            rows = [r for r in records if r["method"] == method and r["dataset"] == dataset]
+            rows = [r for r in records if r["method"] == method and r["dataset"] == dataset
+                    and r["step_size"] in steps]
             order = sorted(rows, key=lambda r: -r["val_ll"])
             for rank, r in enumerate(order):
                 ranks[r["step_size"]].append(rank + 1)
