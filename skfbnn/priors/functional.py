@@ -67,8 +67,10 @@ class FunctionalPrior:
             K = K + self.nugget * torch.eye(K.shape[-1], dtype=K.dtype, device=K.device)
             res = jittered_cholesky(K, 1e-6)
             self.n_escalations += res.n_escalations
-            chol = res.chol.to(x.device)
-            mean = mean.to(x.device)
+            # float64 wherever the network's device has it (not on MPS).
+            dtype = torch.float32 if x.device.type == "mps" else torch.float64
+            chol = res.chol.to(x.device, dtype)
+            mean = mean.to(x.device, dtype)
             self._block = [
                 MeasurementDraw(x[i], mean[i], chol[i]) for i in range(len(x) - 1, -1, -1)
             ]
@@ -77,5 +79,5 @@ class FunctionalPrior:
     @staticmethod
     def log_prob(f: Tensor, draw: MeasurementDraw) -> Tensor:
         """Log prior density of function values ``f (C, M, n_out)``, shape ``(C,)``."""
-        residual = f.to(torch.float64).transpose(1, 2) - draw.mean  # (C, n_out, M)
+        residual = f.to(draw.chol.dtype).transpose(1, 2) - draw.mean  # (C, n_out, M)
         return mvn_log_prob_chol(residual, draw.chol).sum(-1)
