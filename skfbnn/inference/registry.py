@@ -31,8 +31,8 @@ class MethodSpec(NamedTuple):
 _SGHMC = ("friction", "n_leapfrog")
 
 METHODS: dict[str, MethodSpec] = {
-    "sgld": MethodSpec(sgld.build, prior="weight"),
-    "fsgld": MethodSpec(sgld.build, prior="function"),
-    "sghmc": MethodSpec(sghmc.build, prior="weight", hyper=_SGHMC, step_size=1e-3),
-    "fsghmc": MethodSpec(sghmc.build, prior="function", hyper=_SGHMC, step_size=1e-3),
+    "sgld": MethodSpec(sgld.build, prior="weight", step_size=3e-2),
+    "fsgld": MethodSpec(sgld.build, prior="function", step_size=3e-2),
+    "sghmc": MethodSpec(sghmc.build, prior="weight", hyper=_SGHMC, step_size=3e-3),
+    "fsghmc": MethodSpec(sghmc.build, prior="function", hyper=_SGHMC, step_size=3e-3),
 }
