@@ -79,7 +79,7 @@ def plot_records(summary: dict, path: Path, column: str = "test_ll") -> None:
     datasets = sorted({d for d, _ in summary})
     methods = sorted({m for _, m in summary})
     fig, axes = plt.subplots(1, len(datasets), figsize=(2.4 * len(datasets), 2.8), squeeze=False)
-    for ax, dataset in zip(axes[0], datasets):
+    for ax, dataset in zip(axes[0], datasets, strict=True):
         for i, method in enumerate(methods):
             if (dataset, method) in summary:
                 mean, se, _ = summary[(dataset, method)][column]

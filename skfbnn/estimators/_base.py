@@ -88,8 +88,14 @@ class BayesianNetBase(BaseEstimator):
         -------
         self
         """
+        # A failed (re)fit must not leave draws of an earlier fit behind, to be
+        # combined with the new fit's scaling or classes at predict time.
+        self.__dict__.pop("posterior_", None)
         with cpu_threads(resolve_device(self.device)):
             return self._fit(X, y)
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return "posterior_" in self.__dict__
 
     def _fit(self, X: Any, y: Any) -> BayesianNetBase:
         X, y = self._validate_fit_data(X, y)
@@ -127,6 +133,7 @@ class BayesianNetBase(BaseEstimator):
                 measure=None if fprior is None else fprior.draw,
                 progress=progress,
             )
+        self._check_draws(result.draws)
         self.device_ = device
         self.network_ = network
         self.posterior_ = Particles(result.draws)
@@ -136,7 +143,8 @@ class BayesianNetBase(BaseEstimator):
 
     def _method_and_hyper(self) -> tuple[str, dict[str, Any]]:
         if not self._generic:
-            return self._method, {p.name: getattr(self, p.name) for p in method_params(self._method)}
+            names = [p.name for p in method_params(self._method)]
+            return self._method, {name: getattr(self, name) for name in names}
         params = method_params(self.method)
         given = dict(self.method_params or {})
         unknown = sorted(set(given) - {p.name for p in params})
@@ -182,6 +190,9 @@ class BayesianNetBase(BaseEstimator):
 
         return log_prior, fprior
 
+    def _check_draws(self, draws) -> None:
+        """Task hook: raise :class:`SamplerDivergenceError` for unusable draws."""
+
     def _is_classifier(self) -> bool:
         return hasattr(self, "_encode_labels")
 
@@ -225,7 +236,8 @@ class BayesianNetBase(BaseEstimator):
         first = next(iter(self.posterior_.draws.values()))
         dtype = first.dtype if first.device.type == "mps" else torch.float64
         posterior = self.posterior_.to(first.device, dtype)
-        f = posterior.predict_f(self._forward(), to_tensor(X, first.device, dtype))
+        with cpu_threads(first.device):  # as in fit: small ops, threads only contend
+            f = posterior.predict_f(self._forward(), to_tensor(X, first.device, dtype))
         return f.reshape(-1, *f.shape[2:])
 
     def __getstate__(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import torch
 from sklearn.utils.validation import validate_data
 
 from ..device import make_generator, spawn_seed, to_numpy
+from ..inference.run import SamplerDivergenceError
 from ..likelihoods import NOISE_PRIOR_LOC, gaussian_log_likelihood, noise_log_prior
 from ..predictive import regression_cov, regression_moments, sample_regression
 from ..priors.weight import NOISE_KEY
@@ -68,6 +69,21 @@ class BayesianRegressorBase(BayesianNetBase):
             return gaussian_log_likelihood(f, y, fixed[f.device])
 
         return loglik
+
+    def _check_draws(self, draws) -> None:
+        # A run can stay finite in float32 while the learned log noise drifts
+        # so far that its variance in units of y overflows float64 (seen with
+        # SGLD at step_size=10): predictions would then be inf/NaN.
+        if NOISE_KEY not in draws:
+            return
+        log_noise = draws[NOISE_KEY].detach().to("cpu", torch.float64)  # MPS: no float64
+        var = (torch.exp(log_noise) * torch.as_tensor(self.y_std_)).pow(2)
+        if not bool((torch.isfinite(var) & (var > 0)).all()):
+            raise SamplerDivergenceError(
+                "The sampler diverged: the learned observation noise left the range of "
+                f"float64 (|log noise std| up to {float(log_noise.abs().max()):.3g}). The "
+                "step size is most likely too large for this problem: reduce step_size."
+            )
 
     def _extra_log_prior(self, params):
         if NOISE_KEY in params:

@@ -50,4 +50,4 @@ def grad_and_value(
     with torch.enable_grad():
         value = log_posterior(leaves, batch)
         grads = torch.autograd.grad(value.sum(), list(leaves.values()))
-    return dict(zip(leaves, grads)), value.detach()
+    return dict(zip(leaves, grads, strict=True)), value.detach()

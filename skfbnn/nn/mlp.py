@@ -56,7 +56,7 @@ def build_mlp(
     widths = [n_in, *hidden_layer_sizes, n_out]
     layers: list[nn.Module] = []
     with torch.device("meta"):
-        for i, (w_in, w_out) in enumerate(zip(widths[:-1], widths[1:])):
+        for i, (w_in, w_out) in enumerate(zip(widths[:-1], widths[1:], strict=True)):
             layers.append(nn.Linear(w_in, w_out))
             if i < len(widths) - 2:
                 layers.append(ACTIVATIONS[activation]())

@@ -110,8 +110,8 @@ class GPPrior:
         """Fit kernel, mean and noise by exact marginal likelihood (Adam).
 
         Uses at most 1000 random training points (one marginal-likelihood
-        step on 2000 points took 1.2 s on one CPU core, on 1000 about 0.15 s). For classification, ``y``
-        holds integer labels and the GP is fitted to the Dirichlet-transformed
+        step on 2000 points took 1.2 s on one CPU core, on 1000 about 0.15 s).
+        For classification, ``y`` holds integer labels and the GP is fitted to the Dirichlet-transformed
         targets of Milios et al. (2018) (``DirichletClassificationLikelihood``).
         With ``n_iter=0`` the hyperparameters stay as they are.
         """
@@ -163,7 +163,10 @@ class GPPrior:
 
     @torch.no_grad()
     def mean_cov(self, X: Tensor) -> tuple[Tensor, Tensor]:
-        """Prior mean ``(..., n_out, M)`` and covariance ``(..., n_out, M, M)`` at ``X (..., M, d)``."""
+        """Prior mean ``(..., n_out, M)`` and covariance ``(..., n_out, M, M)``.
+
+        ``X`` has shape ``(..., M, d)``.
+        """
         X = X.to(self.mean.device, torch.float64).unsqueeze(-3)
         with _exact_settings():
             K = self.kernel(X).to_dense()
