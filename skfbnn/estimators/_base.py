@@ -258,10 +258,9 @@ def _nugget(value: str | float, gp: GPPrior, X: torch.Tensor) -> float:
     """The absolute prior nugget for the ``prior_nugget`` parameter."""
     if value != "noise":
         return float(value)
-    noise_var = gp.noise_std.pow(2).mean()
-    if torch.isfinite(noise_var):
-        return float(noise_var)
-    return 0.01 * float(gp.mean_cov(X[:1])[1].mean())
+    floor = 0.01 * float(gp.mean_cov(X[:1])[1].mean())
+    noise_var = float(gp.noise_std.pow(2).mean())
+    return max(noise_var, floor) if noise_var == noise_var else floor  # NaN: not fitted
 
 
 @contextmanager
