@@ -15,9 +15,9 @@ def make_schedule(name: str, step_size: float, n_steps: int) -> Schedule:
     """Build a schedule.
 
     - ``"constant"``: ``step_size`` throughout.
-    - ``"decay"``: ``step_size * 0.9 ** floor(10 t / n_steps)``, i.e. ten
-      multiplicative 0.9 decays over the run (the paper's schedule shape:
-      factor 0.9 at fixed intervals), ending at 0.35 of the initial value.
+    - ``"decay"``: ``step_size * 0.9 ** floor(10 t / n_steps)``, i.e. nine
+      multiplicative 0.9 decays at equal intervals over the run (the paper's
+      schedule shape), ending at 0.9**9 = 0.39 of the initial value.
     - ``"cyclical"``: cosine cycles (Zhang et al. 2020, cSG-MCMC) with
       ``max(1, n_steps // 1000)`` cycles; ``step_size`` is the peak.
 

@@ -1,0 +1,190 @@
+"""Tests for skfbnn.priors.gp: kernels, median heuristic, marginal-likelihood fit."""
+
+from __future__ import annotations
+
+import gpytorch
+import numpy as np
+import pytest
+import torch
+
+from skfbnn.priors.gp import KERNELS, GPPrior, make_kernel, median_lengthscale
+
+F64 = torch.float64
+
+
+def _X(n: int = 12, d: int = 3, seed: int = 0) -> torch.Tensor:
+    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed), dtype=F64)
+
+
+def _exact_mll(gp: GPPrior, X: torch.Tensor, y: torch.Tensor, noise_var: torch.Tensor):
+    """Our own float64 log N(y; m, K + s^2 I), summed over the independent outputs."""
+    mean, K = gp.mean_cov(X)  # (k, n), (k, n, n)
+    n = X.shape[0]
+    total = 0.0
+    for o in range(K.shape[0]):
+        C = (K[o] + noise_var[o] * torch.eye(n, dtype=F64)).numpy()
+        r = (y[:, o] - mean[o]).numpy()
+        sign, logdet = np.linalg.slogdet(C)
+        assert sign > 0
+        total += -0.5 * r @ np.linalg.solve(C, r) - 0.5 * logdet - 0.5 * n * np.log(2 * np.pi)
+    return float(total)
+
+
+@pytest.mark.parametrize("kernel", [None, *KERNELS])
+@pytest.mark.parametrize("n_out", [1, 3])
+def test_make_kernel_gives_symmetric_psd_matrices(kernel, n_out):
+    X = _X()
+    k = make_kernel(kernel, X, n_out)
+    assert isinstance(k, gpytorch.kernels.ScaleKernel)
+    with torch.no_grad():
+        K = k.double()(X).to_dense()
+    assert K.shape == (n_out, 12, 12)
+    torch.testing.assert_close(K, K.transpose(-1, -2), rtol=1e-12, atol=1e-12)
+    eig = torch.linalg.eigvalsh(K)
+    assert (eig > -1e-9 * eig.abs().max()).all()
+    assert (K.diagonal(dim1=-2, dim2=-1) > 0).all()
+    # independent latent GPs: same hyperparameters at start, so the blocks agree
+    torch.testing.assert_close(K, K[:1].expand_as(K))
+
+
+@pytest.mark.parametrize("kernel, base", [
+    (None, gpytorch.kernels.RBFKernel), ("rbf", gpytorch.kernels.RBFKernel),
+    ("matern12", gpytorch.kernels.MaternKernel), ("matern32", gpytorch.kernels.MaternKernel),
+    ("matern52", gpytorch.kernels.MaternKernel), ("linear", gpytorch.kernels.LinearKernel),
+    ("periodic", gpytorch.kernels.PeriodicKernel),
+])
+def test_make_kernel_types_and_median_lengthscales(kernel, base):
+    X = _X(n=9, d=2)
+    k = make_kernel(kernel, X, 2)
+    assert type(k.base_kernel) is base
+    if kernel is not None and kernel.startswith("matern"):
+        assert k.base_kernel.nu == {"matern12": 0.5, "matern32": 1.5, "matern52": 2.5}[kernel]
+    if base is not gpytorch.kernels.LinearKernel:
+        ls = k.base_kernel.lengthscale.detach()
+        assert ls.shape == (2, 1, 2)  # batch n_out, ARD over d
+        expected = median_lengthscale(X).to(ls)
+        torch.testing.assert_close(ls, expected.expand_as(ls), rtol=1e-5, atol=1e-6)
+
+
+def test_user_kernel_is_deep_copied_and_never_modified():
+    X = _X(n=30, d=1, seed=1)
+    y = torch.sin(3 * X) + 0.1 * _X(n=30, d=1, seed=2)
+    user = gpytorch.kernels.ScaleKernel(gpytorch.kernels.RBFKernel())
+    before = {k: v.clone() for k, v in user.state_dict().items()}
+    k = make_kernel(user, X, 1)
+    assert k is not user and k.base_kernel is not user.base_kernel
+    gp = GPPrior(k, 1, constant_mean=True).fit(X, y, 10, torch.Generator().manual_seed(0))
+    after = user.state_dict()
+    assert before.keys() == after.keys()
+    for name, value in before.items():
+        assert after[name].dtype == value.dtype == torch.float32  # not .double()'d
+        assert torch.equal(after[name], value), name
+    assert all(p.requires_grad for p in user.parameters())
+    # the copy was fitted
+    assert not torch.allclose(
+        gp.kernel.base_kernel.lengthscale.float(), user.base_kernel.lengthscale
+    )
+
+
+@pytest.mark.parametrize("n", [5, 7, 11])  # odd n: n*n pairs, unambiguous median
+def test_median_lengthscale_matches_numpy(n):
+    rng = np.random.default_rng(n)
+    Xn = rng.normal(size=(n, 3)) * np.array([1.0, 5.0, 0.1])
+    Xn[:, 2] = 4.2 if n == 7 else Xn[:, 2]  # a constant feature gets lengthscale 1
+    diff = np.abs(Xn[:, None, :] - Xn[None, :, :]).reshape(-1, 3)
+    expected = np.median(diff, axis=0) * np.sqrt(3)
+    expected = np.where(expected < 1e-6, 1.0, expected)
+    got = median_lengthscale(torch.tensor(Xn))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12)
+    if n == 7:
+        assert got[2].item() == 1.0
+
+
+def test_median_lengthscale_uses_first_500_rows():
+    X = _X(n=600, d=2)
+    X[500:] *= 100.0  # rows beyond 500 would change the median a lot
+    torch.testing.assert_close(median_lengthscale(X), median_lengthscale(X[:500]))
+
+
+@pytest.mark.parametrize("n_out, constant_mean", [(1, True), (1, False), (2, True)])
+def test_fit_increases_exact_marginal_likelihood(n_out, constant_mean):
+    gen = torch.Generator().manual_seed(0)
+    X = torch.rand(50, 1, generator=gen, dtype=F64) * 4 - 2
+    y = torch.sin(2 * X) + 0.5 + 0.1 * torch.randn(50, n_out, generator=gen, dtype=F64)
+    gp = GPPrior(make_kernel(None, X, n_out), n_out, constant_mean)
+    # fit starts from noise variance 0.1, zero mean and the median-heuristic kernel
+    before = _exact_mll(gp, X, y, torch.full((n_out,), 0.1, dtype=F64))
+    gp.fit(X, y, 30, torch.Generator().manual_seed(1))
+    assert gp.noise_std.shape == (n_out,) and torch.isfinite(gp.noise_std).all()
+    after = _exact_mll(gp, X, y, gp.noise_std**2)
+    assert after > before + 10.0
+    assert gp.mean.shape == (n_out,)
+    if constant_mean:
+        assert (gp.mean.abs() > 0.1).all()  # moved towards the data mean 0.5
+    else:
+        assert torch.equal(gp.mean, torch.zeros(n_out, dtype=F64))
+    assert not any(p.requires_grad for p in gp.kernel.parameters())
+
+
+def test_fit_learns_noise_std():
+    """Truth 0.2 on 100 points of a smooth 1-D function.
+
+    The MLE of sigma has sampling sd about sigma / sqrt(2 n) = 0.014 (7%); a 25%
+    tolerance is ~3.5 sd, yet excludes the starting value sqrt(0.1) = 0.32 and
+    a variance reported as a std (0.04).
+    """
+    gen = torch.Generator().manual_seed(3)
+    X = torch.rand(100, 1, generator=gen, dtype=F64) * 6 - 3
+    y = torch.sin(2 * X) + 0.2 * torch.randn(100, 1, generator=gen, dtype=F64)
+    gp = GPPrior(make_kernel(None, X, 1), 1, True).fit(X, y, 60, gen)
+    assert gp.noise_std.item() == pytest.approx(0.2, rel=0.25)
+
+
+def test_fit_with_zero_iterations_changes_nothing():
+    X = _X(n=20, d=2)
+    y = X[:, :1] ** 2
+    gp = GPPrior(make_kernel("matern52", X, 1), 1, True)
+    state = {k: v.clone() for k, v in gp.kernel.state_dict().items()}
+    assert gp.fit(X, y, 0, torch.Generator().manual_seed(0)) is gp
+    for k, v in gp.kernel.state_dict().items():
+        assert torch.equal(v, state[k]), k
+    assert torch.equal(gp.mean, torch.zeros(1, dtype=F64))
+    assert torch.isnan(gp.noise_std).all()
+
+
+def test_classification_fit_gives_per_class_constant_means():
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(60, 2, generator=gen, dtype=F64)
+    y = torch.tensor([0] * 36 + [1] * 18 + [2] * 6)
+    gp = GPPrior(make_kernel(None, X, 3), 3, constant_mean=True)
+    gp.fit(X, y, 15, gen, classification=True)
+    assert gp.mean.shape == (3,)
+    assert torch.isfinite(gp.mean).all()
+    # Dirichlet targets are log(alpha) < 0 mostly; the majority class's are highest
+    assert (gp.mean < 0).all()
+    assert gp.mean[0] > gp.mean[1:].max()
+    assert torch.isnan(gp.noise_std).all()  # no Gaussian noise for classification
+    mean, K = gp.mean_cov(X[:4])
+    assert mean.shape == (3, 4) and K.shape == (3, 4, 4)
+    torch.testing.assert_close(mean, gp.mean[:, None].expand(3, 4))
+
+
+@pytest.mark.parametrize("batch", [(), (5,), (2, 3)])
+@pytest.mark.parametrize("n_out", [1, 3])
+def test_mean_cov_shapes_and_values(batch, n_out):
+    X = torch.randn(*batch, 6, 2, generator=torch.Generator().manual_seed(0))  # float32 in
+    gp = GPPrior(make_kernel("rbf", X.reshape(-1, 2), n_out), n_out, True)
+    gp.mean = torch.arange(1.0, n_out + 1, dtype=F64)
+    mean, K = gp.mean_cov(X)
+    assert mean.shape == (*batch, n_out, 6) and K.shape == (*batch, n_out, 6, 6)
+    assert mean.dtype == K.dtype == F64
+    torch.testing.assert_close(mean, gp.mean[:, None].expand_as(mean))
+    # every batch member equals the unbatched computation; independent RBF formula
+    Xf, Kf = X.reshape(-1, 6, 2).double(), K.reshape(-1, n_out, 6, 6)
+    ls = gp.kernel.base_kernel.lengthscale.detach()[0, 0]
+    scale = gp.kernel.outputscale.detach()[0]
+    for b in range(Xf.shape[0]):
+        z = Xf[b] / ls
+        expected = scale * torch.exp(-0.5 * torch.cdist(z, z) ** 2)
+        for o in range(n_out):
+            torch.testing.assert_close(Kf[b, o], expected, rtol=1e-10, atol=1e-10)

@@ -1,0 +1,59 @@
+"""Tests for skfbnn.posterior.Particles."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from skfbnn.nn.functional import init_params, make_forward
+from skfbnn.nn.mlp import build_mlp
+from skfbnn.posterior import Particles
+
+F64 = torch.float64
+C, S = 2, 3
+
+
+@pytest.fixture
+def particles_and_forward():
+    net = build_mlp(4, 2, (5,), "tanh")
+    gen = torch.Generator().manual_seed(0)
+    flat = init_params(net, C * S, gen, device=torch.device("cpu"), dtype=F64)
+    draws = {k: v.reshape(C, S, *v.shape[1:]) for k, v in flat.items()}
+    return Particles(draws), make_forward(net), flat
+
+
+def test_shape_and_flat(particles_and_forward):
+    particles, _, flat = particles_and_forward
+    assert particles.shape == (C, S)
+    out = particles.flat()
+    assert out.keys() == flat.keys()
+    for k, v in out.items():
+        assert v.shape == flat[k].shape
+        # chain-major: row c * S + s is chain c, draw s
+        for c in range(C):
+            for s in range(S):
+                assert torch.equal(v[c * S + s], particles.draws[k][c, s])
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 10, 4096])
+def test_predict_f_chunking_equals_unchunked(particles_and_forward, chunk):
+    particles, forward, flat = particles_and_forward
+    X = torch.randn(10, 4, generator=torch.Generator().manual_seed(1), dtype=F64)
+    got = particles.predict_f(forward, X, chunk=chunk)
+    assert got.shape == (C, S, 10, 2)
+    expected = forward(flat, X).reshape(C, S, 10, 2)
+    torch.testing.assert_close(got, expected, rtol=1e-13, atol=1e-13)
+    # a draw's output is its own network's output
+    W0, b0 = particles.draws["0.weight"][1, 2], particles.draws["0.bias"][1, 2]
+    W2, b2 = particles.draws["2.weight"][1, 2], particles.draws["2.bias"][1, 2]
+    torch.testing.assert_close(got[1, 2], torch.tanh(X @ W0.T + b0) @ W2.T + b2)
+    assert not got.requires_grad
+
+
+def test_to_converts_dtype_and_copies(particles_and_forward):
+    particles, _, _ = particles_and_forward
+    p32 = particles.to(torch.device("cpu"), torch.float32)
+    assert p32 is not particles and p32.shape == particles.shape
+    for k, v in p32.draws.items():
+        assert v.dtype == torch.float32
+        torch.testing.assert_close(v, particles.draws[k].float())
