@@ -5,7 +5,7 @@ on [-0.75, -0.25] and [0.25, 0.75]; a 2 x 100 tanh network; the functional
 samplers use a GP prior with an RBF kernel pre-trained on the 20 points and
 80 measurement points per step (40 training inputs, 40 uniform on [-1, 1]).
 2000 burn-in steps, then 40 draws 100 steps apart, in each of 2 chains; step size
-1e-3 per datum, decayed by 0.9 ten times over the run (the paper's schedule shape).
+1e-3 per datum, decayed by 0.9 nine times over the run (the paper's schedule shape).
 
 Usage: python examples/plot_extrapolation.py [--out docs/images/extrapolation.png]
 """
