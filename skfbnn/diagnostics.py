@@ -38,7 +38,7 @@ from scipy.special import ndtri
 from scipy.stats import rankdata
 
 __all__ = ["SamplerWarning", "ess_bulk", "ess_mean", "ess_tail", "split_rhat",
-           "summarize"]
+           "summarize", "lagging_chains"]
 
 _MIN_DRAWS = 4
 
@@ -319,3 +319,28 @@ def summarize(
         extra.update(required=required, n_undefined=n_undefined, n_elements=n_elem)
         warnings.append(SamplerWarning("ess", "; ".join(problems), extra=extra))
     return summary, warnings
+
+
+def lagging_chains(log_post: np.ndarray, *, tolerance: float = 10.0) -> list[int]:
+    """Chains whose log posterior sits far below the others' (escaped or stuck).
+
+    A chain is flagged when its median log posterior over ``log_post`` (shape
+    ``(n_steps, n_chains)``, usually the sampling phase) is lower than the median
+    of all chains' medians by more than ``tolerance`` times the median
+    within-chain standard deviation plus ``tolerance`` nats. Such a chain explores
+    a region of negligible posterior mass (for example after a blow-up of the
+    learned noise) and can dominate the predictive spread.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> trace = rng.normal(size=(200, 4))
+    >>> trace[:, 2] -= 500.0
+    >>> lagging_chains(trace)
+    [2]
+    """
+    trace = np.asarray(log_post, dtype=float)
+    medians = np.median(trace, axis=0)
+    spread = float(np.median(trace.std(axis=0)))
+    threshold = np.median(medians) - tolerance * (spread + 1.0)
+    return [int(c) for c in np.flatnonzero(medians < threshold)]

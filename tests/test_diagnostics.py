@@ -275,3 +275,15 @@ def test_sampler_warning_is_frozen() -> None:
     assert w.level == "warning" and w.extra == {}
     with pytest.raises(dataclasses.FrozenInstanceError):
         w.kind = "jitter"  # type: ignore[misc]
+
+
+def test_lagging_chains_flags_only_the_escaped_chain():
+    from skfbnn.diagnostics import lagging_chains
+
+    rng = np.random.default_rng(3)
+    trace = 250.0 + 5.0 * rng.normal(size=(300, 4))
+    assert lagging_chains(trace) == []
+    trace[:, 1] -= 2500.0  # yacht split 10's escaped fSGHMC chain sat ~2400 nats lower
+    assert lagging_chains(trace) == [1]
+    trace[:, 1] += 2500.0 - 20.0  # within ordinary between-chain variation: not flagged
+    assert lagging_chains(trace) == []

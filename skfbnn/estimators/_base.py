@@ -23,7 +23,7 @@ from ..device import (
     to_numpy,
     to_tensor,
 )
-from ..diagnostics import SamplerWarning, summarize
+from ..diagnostics import SamplerWarning, lagging_chains, summarize
 from ..inference.registry import METHODS
 from ..inference.run import run_sampler
 from ..inference.schedules import make_schedule
@@ -138,7 +138,7 @@ class BayesianNetBase(BaseEstimator):
         self.network_ = network
         self.posterior_ = Particles(result.draws)
         self.prior_ = None if fprior is None else fprior.gp
-        self.diagnostics_ = self._diagnose(result.log_post, Xt, fprior)
+        self.diagnostics_ = self._diagnose(result.log_post, Xt, fprior, hyper["n_burnin"])
         return self
 
     def _method_and_hyper(self) -> tuple[str, dict[str, Any]]:
@@ -196,7 +196,7 @@ class BayesianNetBase(BaseEstimator):
     def _is_classifier(self) -> bool:
         return hasattr(self, "_encode_labels")
 
-    def _diagnose(self, trace, Xt, fprior) -> dict[str, Any]:
+    def _diagnose(self, trace, Xt, fprior, n_burnin: int) -> dict[str, Any]:
         n_chains, n_draws = self.posterior_.shape
         probe = np.unique(np.linspace(0, len(Xt) - 1, _N_PROBE).round().astype(int))
         diagnostics: dict[str, Any] = {
@@ -204,6 +204,16 @@ class BayesianNetBase(BaseEstimator):
             "probe_indices": probe,
             "warnings": [],
         }
+        sampling = diagnostics["log_posterior"][n_burnin:]
+        lagging = lagging_chains(sampling) if n_chains >= 2 and len(sampling) else []
+        if lagging:
+            diagnostics["warnings"].append(SamplerWarning(
+                "divergence",
+                f"chain(s) {lagging} have a log posterior far below the others during "
+                "sampling (escaped to a region of negligible mass, e.g. a blown-up "
+                "noise or weights); reduce step_size or raise friction.",
+                extra={"chains": lagging},
+            ))
         if fprior is not None and fprior.n_escalations:
             diagnostics["warnings"].append(SamplerWarning(
                 "jitter",
