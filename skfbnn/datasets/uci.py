@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,7 +25,7 @@ from sklearn.utils import Bunch, indexable
 __all__ = ["UCI_DATASETS", "UCI_ALIASES", "resolve_data_home", "load_uci",
            "load_uci_split", "UCISplits"]  # fmt: skip
 
-PathLike = Union[str, os.PathLike]
+PathLike = str | os.PathLike
 
 UCI_DATASETS: tuple[str, ...] = (
     "bostonHousing", "concrete", "energy", "kin8nm", "protein-tertiary-structure",

@@ -111,8 +111,9 @@ class GPPrior:
 
         Uses at most 1000 random training points (one marginal-likelihood
         step on 2000 points took 1.2 s on one CPU core, on 1000 about 0.15 s).
-        For classification, ``y`` holds integer labels and the GP is fitted to the Dirichlet-transformed
-        targets of Milios et al. (2018) (``DirichletClassificationLikelihood``).
+        For classification, ``y`` holds integer labels and the GP is fitted to
+        the Dirichlet-transformed targets of Milios et al. (2018)
+        (``DirichletClassificationLikelihood``).
         With ``n_iter=0`` the hyperparameters stay as they are.
         """
         if n_iter <= 0:
