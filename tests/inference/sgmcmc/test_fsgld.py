@@ -104,3 +104,37 @@ def test_fsgld_matches_gp_posterior_lyapunov_law():
     # The oracle itself: with h -> 0 the Lyapunov law is the GP posterior.
     S_small = solve_discrete_lyapunov(np.eye(4) - 1e-4 * h * AAt @ precision, 2e-4 * h * AAt)
     np.testing.assert_allclose(S_small, cov, rtol=1e-3, atol=1e-6)
+
+
+def test_fsghmc_matches_gp_posterior_lyapunov_law():
+    """fSGHMC (same kernel as SGHMC, functional prior) on the F3 oracle.
+
+    In theta the target is Gaussian with precision ``A^T Pi A`` and mean
+    ``A^-1 m``; SGHMC without momentum refresh is then the augmented linear
+    recursion of the SGHMC oracle, and ``f = A theta`` has covariance ``A S A^T``.
+    """
+    from skfbnn.inference.sgmcmc import sghmc
+
+    from .._harness import sghmc_stationary_cov
+
+    X_M, y, draw, K = _setup()
+    network, problem = _problem(draw)
+    A = np.column_stack([X_M.numpy(), np.ones(4)])
+    mean, cov = _gp_posterior(K, y.numpy())
+    theta_precision = A.T @ np.linalg.inv(cov) @ A
+    alpha = 0.2
+    eta = 0.05 / np.linalg.eigvalsh(theta_precision).max()
+    S = A @ sghmc_stationary_cov(theta_precision, eta, alpha) @ A.T
+    gen = torch.Generator().manual_seed(2)
+    params = init_params(network, 8, gen, device="cpu", dtype=F64)
+    transform = sghmc.build(problem, step_size=lambda t: eta, friction=alpha, n_leapfrog=None)
+    result = run_sampler(
+        transform, params, X_M[:3], y, gen, n_burnin=800, n_samples=800, thinning=5,
+        batch_size=3, measure=lambda g: draw,
+    )
+    theta = np.concatenate(
+        [result.draws["0.weight"][..., 0, :].numpy(), result.draws["0.bias"].numpy()], -1
+    )
+    z = moment_z_scores(theta @ A.T, mean, S)
+    assert np.all(np.isfinite(z))
+    assert np.abs(z).max() < z_critical(len(z)), z
