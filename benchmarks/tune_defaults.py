@@ -33,17 +33,19 @@ GRID = {
 }
 
 
-def one(dataset, method, step, data_home):
+def one(dataset, method, step, data_home, **params):
     X, _, y, _ = load_uci_split(dataset, 0, data_home=data_home)  # test part unused
     perm = np.random.default_rng(0).permutation(len(X))
     cut = int(0.8 * len(X))
     fit, val = perm[:cut], perm[cut:]
-    pipe = make_regression_pipeline(method, random_state=0, step_size=step)
+    if step is not None:
+        params["step_size"] = step
+    pipe = make_regression_pipeline(method, random_state=0, **params)
     try:
         rec = evaluate_split(pipe, X[fit], y[fit], X[val], y[val])
     except Exception as exc:  # a diverging candidate is recorded, not fatal
         rec = {"rmse": np.nan, "test_ll": -np.inf, "error": type(exc).__name__}
-    return {"dataset": dataset, "method": method, "step_size": step,
+    return {"dataset": dataset, "method": method, "step_size": step, **params,
             "val_rmse": rec["rmse"], "val_ll": rec["test_ll"],
             "fit_time": rec.get("fit_time", np.nan), "error": rec.get("error", "")}
 
