@@ -89,7 +89,7 @@ SAMPLING = [
        "Steps between kept draws."),
     _p("batch_size", 64, [Interval(Integral, 1, None, closed="left")], "int",
        "Minibatch size (full batch when larger than the data)."),
-    _p("schedule", "constant", [StrOptions(set(SCHEDULES))], "str",
+    _p("schedule", "decay", [StrOptions(set(SCHEDULES))], "str",
        "Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or "
        "'cyclical' (cosine cycles)."),
     _p("temperature", 1.0, [Interval(Real, 0, None, closed="left")], "float",
