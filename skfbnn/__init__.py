@@ -3,6 +3,10 @@
 from .estimators import (
     BayesianNetClassifier,
     BayesianNetRegressor,
+    BBBClassifier,
+    BBBRegressor,
+    DeepEnsembleClassifier,
+    DeepEnsembleRegressor,
     FunctionalSGHMCClassifier,
     FunctionalSGHMCRegressor,
     FunctionalSGLDClassifier,
@@ -17,6 +21,10 @@ from .inference.run import SamplerDivergenceError
 __version__ = "0.1.0"
 
 __all__ = [
+    "BBBClassifier",
+    "BBBRegressor",
+    "DeepEnsembleClassifier",
+    "DeepEnsembleRegressor",
     "BayesianNetClassifier",
     "BayesianNetRegressor",
     "FunctionalSGHMCClassifier",

@@ -100,7 +100,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
     from .inference.registry import METHODS
 
     for name, spec in METHODS.items():
-        print(f"{name:8s} prior={spec.prior:8s} update={spec.build.__module__}")
+        print(f"{name:8s} family={spec.family:12s} prior={spec.prior:8s} "
+              f"posterior={spec.posterior:10s} update={spec.build.__module__}")
     return 0
 
 

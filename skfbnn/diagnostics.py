@@ -38,7 +38,7 @@ from scipy.special import ndtri
 from scipy.stats import rankdata
 
 __all__ = ["SamplerWarning", "ess_bulk", "ess_mean", "ess_tail", "split_rhat",
-           "summarize", "lagging_chains"]
+           "summarize", "lagging_chains", "optimisation_warnings"]
 
 _MIN_DRAWS = 4
 
@@ -344,3 +344,59 @@ def lagging_chains(log_post: np.ndarray, *, tolerance: float = 10.0) -> list[int
     spread = float(np.median(trace.std(axis=0)))
     threshold = np.median(medians) - tolerance * (spread + 1.0)
     return [int(c) for c in np.flatnonzero(medians < threshold)]
+
+
+def optimisation_warnings(
+    objective: np.ndarray, *, rising: float = 0.02, falling: float = 0.1
+) -> list[SamplerWarning]:
+    """Warnings for an optimisation trace ``(n_steps, n_members)`` (higher is better).
+
+    The trace is cut into blocks of 5% of the run. ``"convergence"``: the
+    last block's mean exceeds the one before by more than three standard
+    errors *and* by more than ``rising`` of the whole run's progress (still
+    climbing steeply at the end: raise ``n_iter``). ``"divergence"``: the last
+    block sits more than three standard errors *and* more than ``falling`` of
+    the progress below the best block (the objective fell back: lower the
+    learning rate). Non-finite values raise earlier, in the driver.
+
+    Examples
+    --------
+    >>> t = np.linspace(0, 1, 400)[:, None]
+    >>> [w.kind for w in optimisation_warnings(t)]
+    ['convergence']
+    >>> optimisation_warnings(1 - np.exp(-30 * t))
+    []
+    """
+    trace = np.asarray(objective, dtype=float)
+    n_steps = len(trace)
+    w = max(5, n_steps // 20)
+    if n_steps < 4 * w:
+        return []
+    n_blocks = n_steps // w
+    blocks = trace[n_steps - n_blocks * w:].reshape(n_blocks, w, -1)
+    means, var = blocks.mean(1), blocks.var(1, ddof=1)
+    progress = means[-1] - means[0]
+    se_last = np.sqrt((var[-1] + var[-2]) / w)
+    climbing = (means[-1] - means[-2] > 3 * se_last) & (
+        means[-1] - means[-2] > rising * np.abs(progress))
+    best = means.argmax(0)
+    cols = np.arange(means.shape[1])
+    se_best = np.sqrt((var[-1] + var[best, cols]) / w)
+    drop = means[best, cols] - means[-1]
+    fell = (drop > 3 * se_best) & (drop > falling * np.abs(means[best, cols] - means[0]))
+    found = []
+    if climbing.any():
+        found.append(SamplerWarning(
+            "convergence",
+            f"the objective of member(s) {np.flatnonzero(climbing).tolist()} was still "
+            "rising steeply at the end of the run; raise n_iter (or learning_rate).",
+            extra={"members": np.flatnonzero(climbing).tolist()},
+        ))
+    if fell.any():
+        found.append(SamplerWarning(
+            "divergence",
+            f"the objective of member(s) {np.flatnonzero(fell).tolist()} fell well below "
+            "its best during the run; lower learning_rate.",
+            extra={"members": np.flatnonzero(fell).tolist()},
+        ))
+    return found

@@ -1,17 +1,27 @@
 """Observation models: Gaussian (regression) and categorical (classification).
 
 All functions return one log-likelihood per leading parameter set, shape ``(C,)``,
-summed over the data points they receive.
+summed over the data points they receive. The likelihood objects bundle what
+the methods and the predictive need: the log density, the prior of their own
+parameters, how many network outputs they read per target, and how network
+outputs become a predictive mean and noise.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import Tensor
 
+from .nn.functional import Params
+from .priors.weight import NOISE_KEY
+
 __all__ = [
+    "GaussianLikelihood",
+    "HeteroscedasticGaussianLikelihood",
+    "CategoricalLikelihood",
     "gaussian_log_likelihood",
     "categorical_log_likelihood",
     "noise_log_prior",
@@ -57,3 +67,114 @@ def noise_log_prior(log_noise: Tensor) -> Tensor:
     """Weak Gaussian prior on ``log sigma`` (standardised units), summed per set."""
     z = (log_noise - NOISE_PRIOR_LOC) / NOISE_PRIOR_SCALE
     return (-0.5 * z.pow(2) - math.log(NOISE_PRIOR_SCALE * math.sqrt(2 * math.pi))).sum(-1)
+
+
+class GaussianLikelihood:
+    """Gaussian noise with one standard deviation per output.
+
+    Parameters
+    ----------
+    noise_std : array-like of shape (k,) or None
+        Fixed noise std in the units the network predicts (standardised
+        targets), or ``None`` to read a learned ``log sigma`` from
+        ``params["log_noise"]`` (with the weak log-normal prior
+        :func:`noise_log_prior`).
+    """
+
+    def __init__(self, noise_std: np.ndarray | None = None) -> None:
+        self.log_noise = None if noise_std is None else np.log(np.asarray(noise_std, float))
+
+    @property
+    def learned(self) -> bool:
+        """Whether the noise is a parameter of the posterior/optimisation."""
+        return self.log_noise is None
+
+    def n_outputs(self, k: int) -> int:
+        """Network outputs needed for ``k`` targets."""
+        return k
+
+    def init_params(self, n_batch: int, k: int, device, dtype) -> Params:
+        """Initial noise parameter (learned noise only)."""
+        if not self.learned:
+            return {}
+        return {NOISE_KEY: torch.full((n_batch, k), NOISE_PRIOR_LOC, dtype=dtype, device=device)}
+
+    def _log_noise(self, f: Tensor, params: Params) -> Tensor:
+        if self.learned:
+            return params[NOISE_KEY]
+        return torch.as_tensor(self.log_noise, dtype=f.dtype, device=f.device)
+
+    def log_prob(self, f: Tensor, y: Tensor, params: Params) -> Tensor:
+        """``sum_i log N(y_i; f_i, sigma^2)``, ``(C,)``."""
+        return gaussian_log_likelihood(f, y, self._log_noise(f, params))
+
+    def log_prior(self, params: Params) -> Tensor | float:
+        """Weak prior of the learned ``log sigma``; 0 for a fixed noise."""
+        return noise_log_prior(params[NOISE_KEY]) if self.learned else 0.0
+
+    def predictive(self, out: Tensor, params: Params) -> tuple[Tensor, Tensor]:
+        """Mean ``(D, n, k)`` and log noise std ``(D, 1, k)`` of each draw."""
+        log_noise = self._log_noise(out, params).to(out.dtype)
+        return out, log_noise.expand(out.shape[0], out.shape[-1]).unsqueeze(1)
+
+
+class HeteroscedasticGaussianLikelihood:
+    """Gaussian noise predicted by the network: a mean and a variance head per output.
+
+    The network has ``2k`` outputs; the second half ``r`` gives the variance
+    ``softplus(r) + min_variance`` (Lakshminarayanan et al. 2017).
+    """
+
+    learned = False
+
+    def __init__(self, min_variance: float = 1e-6) -> None:
+        self.min_variance = min_variance
+
+    def n_outputs(self, k: int) -> int:
+        """Network outputs needed for ``k`` targets."""
+        return 2 * k
+
+    def init_params(self, n_batch: int, k: int, device, dtype) -> Params:
+        """No parameters of its own."""
+        return {}
+
+    def _split(self, out: Tensor) -> tuple[Tensor, Tensor]:
+        k = out.shape[-1] // 2
+        return out[..., :k], torch.nn.functional.softplus(out[..., k:]) + self.min_variance
+
+    def log_prob(self, out: Tensor, y: Tensor, params: Params) -> Tensor:
+        """``sum_i log N(y_i; mu_i, var_i)``, ``(C,)``."""
+        mean, var = self._split(out)
+        z2 = (y - mean).pow(2) / var
+        return (-0.5 * (z2 + var.log() + math.log(2 * math.pi))).sum((1, 2))
+
+    def log_prior(self, params: Params) -> float:
+        """No parameters of its own."""
+        return 0.0
+
+    def predictive(self, out: Tensor, params: Params) -> tuple[Tensor, Tensor]:
+        """Mean and log noise std, both ``(D, n, k)``."""
+        mean, var = self._split(out)
+        return mean, 0.5 * var.log()
+
+
+class CategoricalLikelihood:
+    """Softmax over one logit per class."""
+
+    learned = False
+
+    def n_outputs(self, k: int) -> int:
+        """One logit per class."""
+        return k
+
+    def init_params(self, n_batch: int, k: int, device, dtype) -> Params:
+        """No parameters of its own."""
+        return {}
+
+    def log_prob(self, logits: Tensor, y: Tensor, params: Params) -> Tensor:
+        """``sum_i log softmax(logits_i)[y_i]``, ``(C,)``."""
+        return categorical_log_likelihood(logits, y)
+
+    def log_prior(self, params: Params) -> float:
+        """No parameters of its own."""
+        return 0.0

@@ -1,18 +1,47 @@
-"""Fitted posterior containers."""
+"""Fitted posterior containers, one per posterior kind of the registry.
+
+Every kind answers the same questions, so prediction, scoring, diagnostics
+and pickling are shared: ``shape`` (``(n_chains_or_members, n_draws)``),
+``flat()`` (the parameter sets used for prediction, one leading dimension),
+``predict_f(forward, X)`` (network outputs ``(C, S, n, n_out)``) and
+``to(device, dtype)``. Draws used for prediction are fixed at fit time, so
+predictions are deterministic.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from .nn.functional import Params
 
-__all__ = ["Particles"]
+__all__ = ["Particles", "MeanFieldGaussian", "Ensemble", "POSTERIORS", "from_run"]
 
 
-class Particles:
+class _Posterior:
+    """Shared behaviour: prediction through the stored parameter sets."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def flat(self) -> Params:
+        raise NotImplementedError
+
+    @torch.no_grad()
+    def predict_f(
+        self, forward: Callable[[Params, Tensor], Tensor], X: Tensor, chunk: int = 4096
+    ) -> Tensor:
+        """Network outputs of every stored parameter set, shape ``(C, S, n, n_out)``."""
+        flat = self.flat()
+        out = torch.cat([forward(flat, X[i : i + chunk]) for i in range(0, len(X), chunk)], 1)
+        return out.reshape(*self.shape, *out.shape[1:])
+
+
+class Particles(_Posterior):
     """Posterior draws stored as parameter dictionaries of shape ``(C, S, ...)``.
 
     Parameters
@@ -35,15 +64,115 @@ class Particles:
         """Draws with chains and draws merged into one leading dimension."""
         return {k: v.reshape(-1, *v.shape[2:]) for k, v in self.draws.items()}
 
-    @torch.no_grad()
-    def predict_f(
-        self, forward: Callable[[Params, Tensor], Tensor], X: Tensor, chunk: int = 4096
-    ) -> Tensor:
-        """Network outputs of every draw, shape ``(C, S, n, n_out)``."""
-        flat = self.flat()
-        out = torch.cat([forward(flat, X[i : i + chunk]) for i in range(0, len(X), chunk)], 1)
-        return out.reshape(*self.shape, *out.shape[1:])
-
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Particles:
         """A copy on ``device`` (and in ``dtype`` if given)."""
         return Particles({k: v.to(device, dtype) for k, v in self.draws.items()})
+
+    @classmethod
+    def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> Particles:
+        """The draws a sampler kept."""
+        return cls(result.draws)
+
+
+class MeanFieldGaussian(_Posterior):
+    """A factorised Gaussian ``q(w) = prod N(mean_i, std_i^2)`` with fixed prediction draws.
+
+    Parameters
+    ----------
+    mean, std : dict of Tensor
+        Means ``(C, ...)`` of every parameter and standard deviations of the
+        network parameters (keys missing from ``std`` are point estimates,
+        e.g. a learned noise).
+    eps : dict of Tensor
+        Standard-normal noise ``(C, S, ...)`` drawn at fit time: the ``S``
+        parameter sets ``mean + std * eps`` make every prediction.
+    """
+
+    def __init__(self, mean: Params, std: Params, eps: Params) -> None:
+        self.mean, self.std, self.eps = mean, std, eps
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(C, n_draws)``."""
+        first = next(iter(self.eps.values()))
+        return int(first.shape[0]), int(first.shape[1])
+
+    @property
+    def draws(self) -> Params:
+        """The prediction draws ``(C, S, ...)``."""
+        S = self.shape[1]
+        return {
+            k: m.unsqueeze(1) + self.std[k].unsqueeze(1) * self.eps[k] if k in self.std
+            else m.unsqueeze(1).expand(-1, S, *m.shape[1:])
+            for k, m in self.mean.items()
+        }
+
+    def flat(self) -> Params:
+        """Prediction draws with one leading dimension."""
+        return {k: v.reshape(-1, *v.shape[2:]) for k, v in self.draws.items()}
+
+    def to(self, device: torch.device, dtype: torch.dtype | None = None) -> MeanFieldGaussian:
+        """A copy on ``device`` (and in ``dtype`` if given)."""
+        move = lambda d: {k: v.to(device, dtype) for k, v in d.items()}  # noqa: E731
+        return MeanFieldGaussian(move(self.mean), move(self.std), move(self.eps))
+
+    @classmethod
+    def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> MeanFieldGaussian:
+        """The final variational parameters, with ``n_samples`` prediction draws."""
+        state = result.state
+        mean = {k: v.detach() for k, v in state.mean.items()}
+        std = {k: v.detach() for k, v in state.std.items()}
+        eps = {
+            k: torch.randn((s.shape[0], n_samples, *s.shape[1:]), generator=gen,
+                           device=s.device, dtype=s.dtype)
+            for k, s in std.items()
+        }
+        return cls(mean, std, eps)
+
+
+class Ensemble(_Posterior):
+    """Ensemble members ``(M, ...)``: each member is one parameter set.
+
+    Parameters
+    ----------
+    members : dict of Tensor
+        Member parameters with a leading member dimension.
+    """
+
+    def __init__(self, members: Params) -> None:
+        self.members = members
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n_members, 1)``."""
+        return int(next(iter(self.members.values())).shape[0]), 1
+
+    @property
+    def draws(self) -> Params:
+        """Members as ``(M, 1, ...)`` draws."""
+        return {k: v.unsqueeze(1) for k, v in self.members.items()}
+
+    def flat(self) -> Params:
+        """The members."""
+        return self.members
+
+    def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Ensemble:
+        """A copy on ``device`` (and in ``dtype`` if given)."""
+        return Ensemble({k: v.to(device, dtype) for k, v in self.members.items()})
+
+    @classmethod
+    def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> Ensemble:
+        """The final member parameters."""
+        return cls({k: v.detach() for k, v in result.state.params.items()})
+
+
+POSTERIORS: dict[str, type[_Posterior]] = {
+    "particles": Particles,
+    "mean_field": MeanFieldGaussian,
+    "ensemble": Ensemble,
+}
+
+
+def from_run(kind: str, result: Any, n_samples: int, gen: torch.Generator) -> _Posterior:
+    """The fitted posterior of kind ``kind`` from a run's result."""
+    return POSTERIORS[kind].from_run(result, n_samples, gen)

@@ -15,8 +15,9 @@ def regression_moments(f: Tensor, noise_var: Tensor) -> tuple[Tensor, Tensor, Te
     ----------
     f : Tensor of shape (D, n, k)
         Function values of ``D`` posterior draws.
-    noise_var : Tensor of shape (D, k)
-        Observation-noise variance of each draw.
+    noise_var : Tensor of shape (D, k), (D, 1, k) or (D, n, k)
+        Observation-noise variance of each draw (per point for
+        heteroscedastic models).
 
     Returns
     -------
@@ -33,13 +34,21 @@ def regression_cov(f: Tensor, noise_var: Tensor) -> Tensor:
     """Predictive covariance across points, shape ``(k, n, n)``."""
     centred = (f - f.mean(0)).permute(2, 1, 0)  # (k, n, D)
     cov = centred @ centred.transpose(1, 2) / f.shape[0]
-    return cov + torch.diag_embed(noise_var.mean(0).unsqueeze(-1).expand(-1, f.shape[1]))
+    noise = _per_point(noise_var, f).mean(0).expand(f.shape[1:])  # (n, k)
+    return cov + torch.diag_embed(noise.T)
+
+
+def _per_point(noise: Tensor, f: Tensor) -> Tensor:
+    """Noise of shape ``(D, k)`` as ``(D, 1, k)``; per-point noise unchanged."""
+    return noise.unsqueeze(1) if noise.dim() == 2 else noise
 
 
 def sample_regression(
     f: Tensor, noise_std: Tensor, n_samples: int, gen: torch.Generator
 ) -> Tensor:
     """Draws from the predictive mixture, shape ``(n, k, n_samples)``.
+
+    ``noise_std`` has shape ``(D, k)``, or ``(D, n, k)`` per point.
 
     Each sample picks a posterior draw uniformly at random and adds its
     observation noise.
@@ -49,7 +58,7 @@ def sample_regression(
     eps = torch.randn(
         (n_samples, *f.shape[1:]), generator=gen, device=gen.device, dtype=f.dtype
     ).to(f.device)
-    samples = f[which] + noise_std[which].unsqueeze(1) * eps
+    samples = f[which] + _per_point(noise_std, f)[which] * eps
     return samples.permute(1, 2, 0)
 
 

@@ -37,9 +37,10 @@ def test_methods_lists_the_registry(capsys):
     assert main(["methods"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert [line.split()[0] for line in lines] == list(METHODS)
-    assert len(lines) == 4
+    assert len(lines) == len(METHODS) >= 6
     for line, (name, spec) in zip(lines, METHODS.items()):
         assert f"prior={spec.prior}" in line and spec.build.__module__ in line
+        assert f"family={spec.family}" in line and f"posterior={spec.posterior}" in line
 
 
 def test_bench_writes_records_and_prints_table(bench_csv):

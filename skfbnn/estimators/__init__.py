@@ -1,5 +1,6 @@
 """Public estimators."""
 
+from ._ensemble import DeepEnsembleClassifier, DeepEnsembleRegressor
 from ._generic import BayesianNetClassifier, BayesianNetRegressor
 from ._sgmcmc import (
     FunctionalSGHMCClassifier,
@@ -11,8 +12,13 @@ from ._sgmcmc import (
     SGLDClassifier,
     SGLDRegressor,
 )
+from ._variational import BBBClassifier, BBBRegressor
 
 __all__ = [
+    "BBBClassifier",
+    "BBBRegressor",
+    "DeepEnsembleClassifier",
+    "DeepEnsembleRegressor",
     "BayesianNetClassifier",
     "BayesianNetRegressor",
     "FunctionalSGHMCClassifier",

@@ -23,18 +23,17 @@ from ..device import (
     to_numpy,
     to_tensor,
 )
-from ..diagnostics import SamplerWarning, lagging_chains, summarize
+from ..diagnostics import SamplerWarning, lagging_chains, optimisation_warnings, summarize
+from ..inference.families import FAMILIES
 from ..inference.registry import METHODS
-from ..inference.run import run_sampler
-from ..inference.schedules import make_schedule
 from ..inference.types import BayesProblem
 from ..nn.functional import init_params, make_forward
 from ..nn.mlp import build_mlp
-from ..posterior import Particles
-from ..priors.functional import FunctionalPrior
+from ..posterior import POSTERIORS, from_run
+from ..priors.functional import FunctionalPrior, FunctionPrior
 from ..priors.gp import GPPrior, make_kernel
 from ..priors.measurement import MeasurementSampler
-from ..priors.weight import isotropic_log_prior
+from ..priors.weight import WeightPrior
 from ._params import COMMON, GENERIC, Param, format_params, make_init, method_params
 
 __all__ = ["BayesianNetBase"]
@@ -49,8 +48,7 @@ class BayesianNetBase(BaseEstimator):
     Subclasses set ``_method`` (a registry key) or ``_generic = True``, and a
     task part (:mod:`._regression`, :mod:`._classification`) supplies
     ``_task_params``, ``_validate_fit_data``, ``_encode_target``,
-    ``_likelihood``, ``_extra_params``, ``_extra_log_prior`` and
-    ``_probe_summary``. ``__init__``, ``_parameter_constraints`` and the
+    ``_make_likelihood`` and ``_probe_summary``. ``__init__``, ``_parameter_constraints`` and the
     docstring's Parameters section are generated from the parameter tables.
     """
 
@@ -100,45 +98,40 @@ class BayesianNetBase(BaseEstimator):
     def _fit(self, X: Any, y: Any) -> BayesianNetBase:
         X, y = self._validate_fit_data(X, y)
         method, hyper = self._method_and_hyper()
-        sizes = self._check_hidden_layer_sizes()
+        spec, sizes = METHODS[method], self._check_hidden_layer_sizes()
+        family = FAMILIES[spec.family]
         device, dtype = resolve_device(self.device), resolve_dtype(self.dtype)
         gen = make_generator(spawn_seed(self.random_state), device)
         Xt = to_tensor(X, device, dtype)
-        yt, n_out = self._encode_target(y, device, dtype)
-        network = build_mlp(X.shape[1], n_out, sizes, self.activation)
-        params = init_params(network, hyper["n_chains"], gen, device=device, dtype=dtype)
-        params.update(self._extra_params(hyper["n_chains"], n_out, device, dtype))
-        spec = METHODS[method]
-        log_prior, fprior = self._make_prior(spec.prior, hyper, Xt, yt, n_out, gen)
-        problem = BayesProblem(make_forward(network), self._likelihood(), log_prior, len(X))
-        n_steps = hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]
-        schedule = make_schedule(hyper["schedule"], hyper["step_size"] / len(X), n_steps)
+        yt, n_targets = self._encode_target(y, device, dtype)
+        likelihood = self._make_likelihood(spec)
+        network = build_mlp(X.shape[1], likelihood.n_outputs(n_targets), sizes, self.activation)
+        n_batch = family.n_batch(hyper)
+        params = init_params(network, n_batch, gen, device=device, dtype=dtype)
+        params.update(likelihood.init_params(n_batch, n_targets, device, dtype))
+        prior = self._make_prior(spec.prior, hyper, Xt, yt, n_targets, gen)
+        problem = BayesProblem(make_forward(network), likelihood, prior, len(X))
         transform = spec.build(
-            problem,
-            step_size=schedule,
-            temperature=hyper["temperature"],
-            **{name: hyper[name] for name in spec.hyper},
+            problem, **{**{name: hyper[name] for name in spec.hyper},
+                        **family.build_kwargs(hyper, len(X))}
         )
-        with _progress(self.verbose, n_steps) as progress:
-            result = run_sampler(
-                transform,
-                params,
-                Xt,
-                yt,
-                gen,
-                n_burnin=hyper["n_burnin"],
-                n_samples=hyper["n_samples"],
-                thinning=hyper["thinning"],
-                batch_size=hyper["batch_size"],
-                measure=None if fprior is None else fprior.draw,
-                progress=progress,
-            )
-        self._check_draws(result.draws)
+        measure = getattr(prior, "draw_measure", None)
+        with _progress(self.verbose, family, hyper) as progress:
+            result = family.run(transform, params, Xt, yt, gen, hyper, measure=measure,
+                                progress=progress)
+        posterior = from_run(spec.posterior, result, hyper.get("n_samples", 1), gen)
+        self._check_draws(posterior.flat())
         self.device_ = device
         self.network_ = network
-        self.posterior_ = Particles(result.draws)
-        self.prior_ = None if fprior is None else fprior.gp
-        self.diagnostics_ = self._diagnose(result.log_post, Xt, fprior, hyper["n_burnin"])
+        self.likelihood_ = likelihood
+        self.posterior_ = posterior
+        self.prior_ = prior.gp if isinstance(prior, FunctionPrior) else None
+        functional = prior.functional if isinstance(prior, FunctionPrior) else None
+        if spec.family == "sampler":
+            self.diagnostics_ = self._diagnose(result.log_post, Xt, functional,
+                                               hyper["n_burnin"])
+        else:
+            self.diagnostics_ = self._diagnose_optimisation(result)
         return self
 
     def _method_and_hyper(self) -> tuple[str, dict[str, Any]]:
@@ -168,10 +161,10 @@ class BayesianNetBase(BaseEstimator):
         return tuple(int(s) for s in sizes)
 
     def _make_prior(self, kind, hyper, Xt, yt, n_out, gen):
-        extra = self._extra_log_prior
+        """The network prior object: weights, GP on functions, or None (flat)."""
         if kind == "weight":
             std = hyper["prior_std"]
-            return (lambda p, f_m, m: isotropic_log_prior(p, std) + extra(p)), None
+            return None if std is None else WeightPrior(std)
         gp_device = float64_device(Xt.device)
         X64 = Xt.to(gp_device, torch.float64)
         gp = GPPrior(make_kernel(hyper["kernel"], X64, n_out), n_out,
@@ -181,14 +174,8 @@ class BayesianNetBase(BaseEstimator):
             Xt, hyper["n_measurement_points"], hyper["measurement_train_fraction"],
             hyper["measurement_margin"],
         )
-        fprior = FunctionalPrior(gp, sampler, _nugget(hyper["prior_nugget"], gp, X64))
-        wstd = hyper["weight_prior_std"]
-
-        def log_prior(p, f_m, m):
-            lp = FunctionalPrior.log_prob(f_m, m) + extra(p)
-            return lp if wstd is None else lp + isotropic_log_prior(p, wstd)
-
-        return log_prior, fprior
+        functional = FunctionalPrior(gp, sampler, _nugget(hyper["prior_nugget"], gp, X64))
+        return FunctionPrior(functional, hyper["weight_prior_std"])
 
     def _check_draws(self, draws) -> None:
         """Task hook: raise :class:`SamplerDivergenceError` for unusable draws."""
@@ -231,6 +218,19 @@ class BayesianNetBase(BaseEstimator):
                 logger.warning("%s: %s", w.kind, w.message)
         return diagnostics
 
+    def _diagnose_optimisation(self, result) -> dict[str, Any]:
+        trace = {name: to_numpy(values) for name, values in result.trace.items()}
+        objective = next(iter(trace.values()))
+        diagnostics: dict[str, Any] = {
+            "objective": objective,
+            "trace": trace,
+            "warnings": optimisation_warnings(objective),
+        }
+        if self.verbose:
+            for w in diagnostics["warnings"]:
+                logger.warning("%s: %s", w.kind, w.message)
+        return diagnostics
+
     # ------------------------------------------------------------ predict
     def _forward(self):
         return make_forward(self.network_)
@@ -255,7 +255,7 @@ class BayesianNetBase(BaseEstimator):
         state = dict(super().__getstate__())  # a copy: never mutate self
         cpu = torch.device("cpu")
         for key, value in state.items():
-            if isinstance(value, Particles):
+            if isinstance(value, tuple(POSTERIORS.values())):
                 state[key] = value.to(cpu)
             elif isinstance(value, torch.Tensor):
                 state[key] = value.to(cpu)
@@ -274,22 +274,33 @@ def _nugget(value: str | float, gp: GPPrior, X: torch.Tensor) -> float:
 
 
 @contextmanager
-def _progress(verbose: int, n_steps: int):
-    """A progress callback: tqdm bar (verbose >= 1) and log lines (verbose >= 2)."""
+def _progress(verbose: int, family, hyper: dict):
+    """A progress callback: tqdm bar with the running objective (verbose >= 1) and
+    log lines (verbose >= 2)."""
     if not verbose:
         yield None
         return
     from tqdm.auto import tqdm
 
+    n_steps = _n_steps(hyper)
+    sampler = family.step_name == "step_size"
+    label, name = ("log_post", "log posterior") if sampler else ("objective", "objective")
     every = max(1, n_steps // 10)
-    with tqdm(total=n_steps, desc="sampling", leave=False) as bar:
+    desc = "sampling" if sampler else "optimising"
+    with tqdm(total=n_steps, desc=desc, leave=False) as bar:
 
-        def progress(step: int, log_post: torch.Tensor) -> None:
+        def progress(step: int, value: torch.Tensor) -> None:
             bar.update(1)
             if step % 25 == 0:
-                bar.set_postfix(log_post=f"{float(log_post.mean()):.4g}")
+                bar.set_postfix({label: f"{float(value.mean()):.4g}"})
             if verbose >= 2 and (step + 1) % every == 0:
-                for chain, value in enumerate(log_post.tolist()):
-                    logger.info("step %d chain %d log posterior %.6g", step + 1, chain, value)
+                for chain, v in enumerate(value.tolist()):
+                    logger.info("step %d chain %d %s %.6g", step + 1, chain, name, v)
 
         yield progress
+
+
+def _n_steps(hyper: dict) -> int:
+    if "n_iter" in hyper:
+        return hyper["n_iter"]
+    return hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]

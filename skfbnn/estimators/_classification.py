@@ -10,7 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..device import to_numpy
-from ..likelihoods import categorical_log_likelihood
+from ..likelihoods import CategoricalLikelihood
 from ..predictive import class_probabilities
 from ._base import BayesianNetBase
 
@@ -40,14 +40,8 @@ class BayesianClassifierBase(BayesianNetBase):
         encoded = self._encode_labels(y)
         return torch.as_tensor(encoded, dtype=torch.long, device=device), len(self.classes_)
 
-    def _extra_params(self, n_chains, n_out, device, dtype):
-        return {}
-
-    def _likelihood(self):
-        return lambda f, y, p: categorical_log_likelihood(f, y)
-
-    def _extra_log_prior(self, params):
-        return 0.0
+    def _make_likelihood(self, spec):
+        return CategoricalLikelihood()
 
     def _probe_summary(self, f: torch.Tensor) -> torch.Tensor:
         # Logits are identified only up to a shift: diagnose the probabilities.

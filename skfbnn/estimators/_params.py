@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import inspect
 from numbers import Integral, Real
-from typing import Any, NamedTuple
 
 import torch
 
 from .._validation import HasMethods, Interval, StrOptions
+from ..inference.families import FAMILIES
+from ..inference.hyper import Param, merge, param
 from ..inference.registry import METHODS
-from ..inference.schedules import SCHEDULES
 from ..nn.mlp import ACTIVATIONS
 from ..priors.gp import KERNELS
 
@@ -30,17 +30,7 @@ __all__ = [
 ]
 
 
-class Param(NamedTuple):
-    """One hyperparameter: name, default, sklearn constraints and numpydoc text."""
-
-    name: str
-    default: Any
-    constraints: list
-    doc: str
-
-
-def _p(name, default, constraints, type_, doc) -> Param:
-    return Param(name, default, constraints, f"{name} : {type_}, default={default!r}\n    {doc}")
+_p = param
 
 
 COMMON = [
@@ -77,33 +67,6 @@ GENERIC = [
        "Hyperparameters of the method (the named estimator's parameters beyond "
        "the common ones); unspecified ones take that estimator's defaults."),
 ]
-
-SAMPLING = [
-    _p("n_chains", 4, [Interval(Integral, 1, None, closed="left")], "int",
-       "Independent chains, vectorised over a leading batch dimension."),
-    _p("n_burnin", 2000, [Interval(Integral, 0, None, closed="left")], "int",
-       "Steps discarded before the first kept draw."),
-    _p("n_samples", 25, [Interval(Integral, 1, None, closed="left")], "int",
-       "Draws kept per chain."),
-    _p("thinning", 40, [Interval(Integral, 1, None, closed="left")], "int",
-       "Steps between kept draws."),
-    _p("batch_size", 64, [Interval(Integral, 1, None, closed="left")], "int",
-       "Minibatch size (full batch when larger than the data)."),
-    _p("schedule", "decay", [StrOptions(set(SCHEDULES))], "str",
-       "Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or "
-       "'cyclical' (cosine cycles)."),
-    _p("temperature", 1.0, [Interval(Real, 0, None, closed="left")], "float",
-       "Posterior temperature multiplying the injected noise (1 = Bayes)."),
-]
-
-HYPER = {
-    "friction": _p("friction", 0.05, [Interval(Real, 0, 1, closed="right")], "float",
-                   "SGHMC momentum decay per step (1 turns SGHMC into SGLD)."),
-    "n_leapfrog": _p("n_leapfrog", 50, [None, Interval(Integral, 1, None, closed="left")],
-                     "int or None",
-                     "Steps between momentum refreshes (Algorithm 2 of Wu et al.); "
-                     "None never refreshes."),
-}
 
 PRIORS = {
     "weight": [
@@ -143,21 +106,17 @@ PRIORS = {
 }
 
 
-def _step_size(default: float) -> Param:
-    return _p("step_size", default, [Interval(Real, 0, None, closed="neither")], "float",
-              "Step size per datum: the update uses ``step_size / n_train`` so the same "
-              "value suits data sets of any size.")
-
-
 def method_params(method: str) -> list[Param]:
-    """The parameters a registered method needs beyond ``COMMON`` and the task's."""
+    """The parameters a registered method needs beyond ``COMMON`` and the task's.
+
+    Its family's run-policy parameters, the method module's own ``HYPER``
+    table and its prior's parameters; an entry of ``HYPER`` replaces a
+    family or prior entry of the same name (e.g. the ensemble's optional
+    ``prior_std``).
+    """
     spec = METHODS[method]
-    return [
-        *SAMPLING,
-        _step_size(spec.step_size),
-        *(HYPER[h] for h in spec.hyper),
-        *PRIORS[spec.prior],
-    ]
+    own = spec.module.HYPER
+    return merge(merge(FAMILIES[spec.family].params, own, PRIORS[spec.prior]), own)
 
 
 def make_init(params: list[Param]):

@@ -10,7 +10,7 @@ from sklearn.utils.validation import validate_data
 
 from ..device import make_generator, spawn_seed, to_numpy
 from ..inference.run import SamplerDivergenceError
-from ..likelihoods import NOISE_PRIOR_LOC, gaussian_log_likelihood, noise_log_prior
+from ..likelihoods import GaussianLikelihood, HeteroscedasticGaussianLikelihood
 from ..predictive import regression_cov, regression_moments, sample_regression
 from ..priors.weight import NOISE_KEY
 from ._base import BayesianNetBase
@@ -49,26 +49,13 @@ class BayesianRegressorBase(BayesianNetBase):
         Yt = torch.as_tensor((Y - self.y_mean_) / self.y_std_, dtype=dtype).to(device)
         return Yt, Y.shape[1]
 
-    def _extra_params(self, n_chains, n_out, device, dtype):
-        if self.noise_std == "learn":
-            return {NOISE_KEY: torch.full((n_chains, n_out), NOISE_PRIOR_LOC, dtype=dtype,
-                                          device=device)}
-        return {}
-
-    def _fixed_log_noise(self, device, dtype) -> torch.Tensor:
-        return torch.as_tensor(np.log(self.noise_std / self.y_std_), dtype=dtype).to(device)
-
-    def _likelihood(self):
-        if self.noise_std == "learn":
-            return lambda f, y, p: gaussian_log_likelihood(f, y, p[NOISE_KEY])
-        fixed = {}
-
-        def loglik(f, y, p):
-            if f.device not in fixed:
-                fixed[f.device] = self._fixed_log_noise(f.device, f.dtype)
-            return gaussian_log_likelihood(f, y, fixed[f.device])
-
-        return loglik
+    def _make_likelihood(self, spec):
+        """Learned noise: shared (a posterior parameter) or per-member heads; or fixed."""
+        if self.noise_std != "learn":
+            return GaussianLikelihood(self.noise_std / self.y_std_)
+        if getattr(spec.module, "NOISE", "shared") == "heads":
+            return HeteroscedasticGaussianLikelihood()
+        return GaussianLikelihood(None)
 
     def _check_draws(self, draws) -> None:
         # A run can stay finite in float32 while the learned log noise drifts
@@ -85,11 +72,6 @@ class BayesianRegressorBase(BayesianNetBase):
                 "step size is most likely too large for this problem: reduce step_size."
             )
 
-    def _extra_log_prior(self, params):
-        if NOISE_KEY in params:
-            return noise_log_prior(params[NOISE_KEY])
-        return 0.0
-
     def _probe_summary(self, f: torch.Tensor) -> torch.Tensor:
         return f
 
@@ -105,9 +87,13 @@ class BayesianRegressorBase(BayesianNetBase):
         -------
         f : ndarray of shape (n_draws, n_samples) or (n_draws, n_samples, n_outputs)
         noise_std : ndarray of shape (n_draws,) or (n_draws, n_outputs)
+            For heteroscedastic models (deep-ensemble heads) one value per
+            point: (n_draws, n_samples) or (n_draws, n_samples, n_outputs).
         """
         f, noise = self._scaled_draws(X)
-        return self._shape(to_numpy(f), 2), self._shape(to_numpy(noise), 1)
+        if noise.shape[1] == 1:  # one noise level per draw
+            return self._shape(to_numpy(f), 2), self._shape(to_numpy(noise[:, 0]), 1)
+        return self._shape(to_numpy(f), 2), self._shape(to_numpy(noise), 2)
 
     def predict(self, X: Any, return_std: bool = False, return_cov: bool = False):
         """Predictive mean, optionally with the total std or covariance.
@@ -170,14 +156,12 @@ class BayesianRegressorBase(BayesianNetBase):
         return samples[:, 0, :] if self._single_output() else samples
 
     def _scaled_draws(self, X: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        f = self._draws_at(X).to(torch.float64)
+        """Means ``(D, n, k)`` and noise stds ``(D, 1 or n, k)`` in units of ``y``."""
+        out = self._draws_at(X).to(torch.float64)
+        draws = {k: v.to(out.device, torch.float64) for k, v in self.posterior_.flat().items()}
+        f, log_noise = self.likelihood_.predictive(out, draws)
         scale = torch.as_tensor(self.y_std_, device=f.device)
         shift = torch.as_tensor(self.y_mean_, device=f.device)
-        draws = self.posterior_.flat()
-        if NOISE_KEY in draws:
-            log_noise = draws[NOISE_KEY].to(torch.float64)
-        else:
-            log_noise = self._fixed_log_noise(f.device, torch.float64).expand(f.shape[0], -1)
         return f * scale + shift, torch.exp(log_noise) * scale
 
     def _single_output(self) -> bool:

@@ -2,7 +2,9 @@
 
 ``log_posterior(params, batch) = (N / n) * sum_{i in batch} log p(y_i | f(x_i)) + log prior``
 
-with ``N`` the training-set size and ``n`` the minibatch size. For a
+with ``N`` the training-set size and ``n`` the minibatch size. The log prior
+is the network prior's (``problem.prior``, absent for maximum likelihood) plus
+that of the likelihood's own parameters (the observation noise). For a
 functional prior the network is evaluated on the minibatch and the
 measurement points in one forward pass, and the prior term gets no ``N/n``
 factor. Update rules maximise this quantity; nothing here returns a "loss".
@@ -18,7 +20,7 @@ from torch import Tensor
 from ..nn.functional import Params
 from .types import Batch, BayesProblem
 
-__all__ = ["make_log_posterior", "grad_and_value"]
+__all__ = ["make_log_posterior", "log_prior", "grad_and_value"]
 
 LogPosterior = Callable[[Params, Batch], Tensor]
 
@@ -36,10 +38,18 @@ def make_log_posterior(problem: BayesProblem) -> LogPosterior:
             xm = measure.x if x.dim() == 2 else measure.x.expand(x.shape[0], -1, -1)
             out = problem.forward(params, torch.cat([x, xm], dim=-2))
             f, f_measure = out[:, :n], out[:, n:]
-        loglik = problem.log_likelihood(f, y, params)
-        return (problem.n_data / n) * loglik + problem.log_prior(params, f_measure, measure)
+        loglik = problem.likelihood.log_prob(f, y, params)
+        return (problem.n_data / n) * loglik + log_prior(problem, params, f_measure, measure)
 
     return log_posterior
+
+
+def log_prior(problem: BayesProblem, params: Params, f_measure=None, measure=None):
+    """Network prior plus the likelihood's parameter prior, ``(C,)`` or 0."""
+    lp = problem.likelihood.log_prior(params)
+    if problem.prior is not None:
+        lp = lp + problem.prior.log_prob(params, f_measure, measure)
+    return lp
 
 
 def grad_and_value(

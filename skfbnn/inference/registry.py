@@ -1,38 +1,53 @@
 """The method registry: one line per inference method.
 
-``prior`` says which prior the estimator builds (``"weight"``: isotropic
-Gaussian on the weights; ``"function"``: GP prior at measurement points);
-``hyper`` lists the update rule's hyperparameters beyond the step size, and
-``step_size`` is the default step size per datum (chosen on validation data,
-see ``docs/benchmarks.md``).
-A functional variant is the same ``build`` with ``prior="function"``.
+Each line names the method's module (its ``build`` and its ``HYPER`` table of
+estimator parameters), its *family* (the run policy, see
+:mod:`skfbnn.inference.families`), its *prior* (``"weight"``: isotropic
+Gaussian on the weights; ``"function"``: GP prior at measurement points) and
+its *posterior* kind (the fitted container, see :mod:`skfbnn.posterior`).
+A functional variant is the same module with ``prior="function"``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from types import ModuleType
 from typing import NamedTuple
 
+from .ensemble import deep_ensemble
 from .sgmcmc import sghmc, sgld
-from .types import Transform
+from .vi import bbb
 
-__all__ = ["MethodSpec", "METHODS"]
+__all__ = ["MethodSpec", "METHODS", "POSTERIOR_KINDS", "PRIOR_KINDS"]
+
+PRIOR_KINDS = ("weight", "function")
+POSTERIOR_KINDS = ("particles", "mean_field", "linearized", "ensemble")
 
 
 class MethodSpec(NamedTuple):
-    """How to build a method and which prior it needs."""
+    """How to build a method, how to run it, its prior and what it fits."""
 
-    build: Callable[..., Transform]
+    module: ModuleType
+    family: str
     prior: str
-    hyper: tuple[str, ...] = ()
-    step_size: float = 1e-2
+    posterior: str
 
+    @property
+    def build(self):
+        """The module's ``build(problem, **hyper) -> Transform``."""
+        return self.module.build
 
-_SGHMC = ("friction", "n_leapfrog")
+    @property
+    def hyper(self) -> tuple[str, ...]:
+        """Names of the module's own hyperparameters."""
+        return tuple(p.name for p in self.module.HYPER)
+
 
 METHODS: dict[str, MethodSpec] = {
-    "sgld": MethodSpec(sgld.build, prior="weight", step_size=3e-2),
-    "fsgld": MethodSpec(sgld.build, prior="function", step_size=3e-2),
-    "sghmc": MethodSpec(sghmc.build, prior="weight", hyper=_SGHMC, step_size=3e-3),
-    "fsghmc": MethodSpec(sghmc.build, prior="function", hyper=_SGHMC, step_size=3e-3),
+    "sgld": MethodSpec(sgld, family="sampler", prior="weight", posterior="particles"),
+    "fsgld": MethodSpec(sgld, family="sampler", prior="function", posterior="particles"),
+    "sghmc": MethodSpec(sghmc, family="sampler", prior="weight", posterior="particles"),
+    "fsghmc": MethodSpec(sghmc, family="sampler", prior="function", posterior="particles"),
+    "bbb": MethodSpec(bbb, family="optimization", prior="weight", posterior="mean_field"),
+    "ensemble": MethodSpec(deep_ensemble, family="ensemble", prior="weight",
+                           posterior="ensemble"),
 }

@@ -1,8 +1,10 @@
-"""The sampling driver: minibatches, measurement sets, burn-in, thinning, NaN guard.
+"""The driver: minibatches, measurement sets, burn-in, adaptation, thinning, NaN guard.
 
 Run policy lives here, not in the update rules: the driver feeds each step a
-fresh minibatch per chain (epoch-wise reshuffling, independently per chain)
-and, for functional priors, a fresh measurement set shared by the chains.
+fresh minibatch per chain or ensemble member (epoch-wise reshuffling,
+independently per chain) and, for functional priors, a fresh measurement set
+shared by the chains. Each family's policy (how many steps, what is kept) is
+in :mod:`skfbnn.inference.families`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from torch import Tensor
 from ..nn.functional import Params
 from .types import Transform
 
-__all__ = ["SamplerDivergenceError", "RunResult", "MinibatchStream", "run_sampler"]
+__all__ = ["SamplerDivergenceError", "RunResult", "MinibatchStream", "run", "run_sampler"]
 
 logger = logging.getLogger("skfbnn")
 
@@ -27,10 +29,25 @@ class SamplerDivergenceError(RuntimeError):
 
 
 class RunResult(NamedTuple):
-    """Kept draws ``(C, S, ...)`` per parameter and the log-posterior trace ``(T, C)``."""
+    """What a run produced.
+
+    Attributes
+    ----------
+    draws : dict of Tensor
+        Kept parameter draws ``(C, S, ...)`` (empty when nothing is kept).
+    log_post : Tensor
+        Trace ``(T, C)`` of the first info field (the method's objective: log
+        posterior for samplers, ELBO or MAP objective for optimisers).
+    trace : dict of Tensor
+        Every info field, ``(T, C)`` each.
+    state : Any
+        The final state (optimisation methods build their posterior from it).
+    """
 
     draws: Params
     log_post: Tensor
+    trace: dict[str, Tensor] = {}
+    state: Any = None
 
 
 class MinibatchStream:
@@ -60,6 +77,100 @@ class MinibatchStream:
         return idx
 
 
+def run(
+    transform: Transform,
+    params: Params,
+    X: Tensor,
+    y: Tensor,
+    gen: torch.Generator,
+    *,
+    n_steps: int,
+    batch_size: int,
+    n_burnin: int = 0,
+    thinning: int | None = None,
+    measure: Callable[[torch.Generator], Any] | None = None,
+    adapt: Callable[[Any, Any, int], Any] | None = None,
+    progress: Callable[[int, Tensor], None] | None = None,
+    step_name: str = "step_size",
+) -> RunResult:
+    """The one driver loop of every family.
+
+    Runs ``n_steps`` updates, feeding each a fresh minibatch per chain (or
+    member) and, for functional priors, a fresh measurement set. During the
+    first ``n_burnin`` steps ``adapt(state, info, step) -> state`` may tune
+    the kernel (burn-in only: the kept chain is then a fixed Markov chain).
+    With ``thinning`` set, every ``thinning``-th state after burn-in is kept;
+    otherwise only the final state is returned.
+
+    Parameters
+    ----------
+    transform : Transform
+        The method's ``init``/``update`` pair.
+    params : dict of Tensor
+        Initial positions with a leading chain (member) dimension ``C``.
+    X, y : Tensor
+        Training inputs ``(N, d)`` and targets ``(N, k)`` or labels ``(N,)``.
+    gen : torch.Generator
+        The only source of randomness.
+    n_steps, batch_size : int
+        Number of updates; minibatch size (full batch when ``>= N``).
+    n_burnin : int, default=0
+        Steps before the first kept draw; ``adapt`` is called only then.
+    thinning : int or None
+        Keep every ``thinning``-th state after burn-in (samplers).
+    measure : callable, optional
+        ``measure(gen)`` returns the measurement set of a functional prior.
+    adapt : callable, optional
+        Burn-in adaptation hook.
+    progress : callable, optional
+        Called as ``progress(step, objective)`` after every step.
+    step_name : str
+        The step-size parameter named in divergence errors.
+
+    Raises
+    ------
+    SamplerDivergenceError
+        When the objective or a kept draw becomes NaN or infinite.
+    """
+    n_chains = next(iter(params.values())).shape[0]
+    stream = MinibatchStream(len(X), n_chains, batch_size, gen)
+
+    def next_batch() -> dict:
+        idx = stream.next()
+        batch = {"x": X, "y": y} if idx is None else {"x": X[idx], "y": y[idx]}
+        batch["measure"] = measure(gen) if measure is not None else None
+        return batch
+
+    batch = next_batch()
+    state = transform.init(params, batch, gen)
+    trace: dict[str, Tensor] = {}
+    kept: dict[str, list[Tensor]] = {k: [] for k in params}
+    for step in range(n_steps):
+        if step:
+            batch = next_batch()
+        state, info = transform.update(state, batch, gen)
+        objective = info[0]
+        if not trace:
+            trace = {f: torch.empty((n_steps, n_chains), dtype=torch.float64, device=X.device)
+                     for f in info._fields}
+        for field, value in zip(info._fields, info, strict=True):
+            trace[field][step] = value
+        if not bool(torch.isfinite(objective).all()):
+            _diverged(step, objective, step_name)
+        if step < n_burnin and adapt is not None:
+            state = adapt(state, info, step)
+        if thinning and step >= n_burnin and (step - n_burnin + 1) % thinning == 0:
+            for k, v in state.params.items():
+                kept[k].append(v.detach().clone())
+        if progress is not None:
+            progress(step, objective)
+    draws = {k: torch.stack(v, dim=1) for k, v in kept.items() if v}
+    if not all(bool(torch.isfinite(v).all()) for v in draws.values()):
+        _diverged(n_steps - 1, state.log_post, step_name)
+    first = next(iter(trace.values())) if trace else torch.empty((0, n_chains))
+    return RunResult(draws, first, trace, state)
+
+
 def run_sampler(
     transform: Transform,
     params: Params,
@@ -73,60 +184,22 @@ def run_sampler(
     batch_size: int,
     measure: Callable[[torch.Generator], Any] | None = None,
     progress: Callable[[int, Tensor], None] | None = None,
+    adapt: Callable[[Any, Any, int], Any] | None = None,
 ) -> RunResult:
-    """Run ``n_burnin + n_samples * thinning`` steps and keep every ``thinning``-th.
-
-    Parameters
-    ----------
-    transform : Transform
-        The method's ``init``/``update`` pair.
-    params : dict of Tensor
-        Initial positions with a leading chain dimension ``C``.
-    X, y : Tensor
-        Training inputs ``(N, d)`` and targets ``(N, k)`` or labels ``(N,)``.
-    gen : torch.Generator
-        The only source of randomness.
-    n_burnin, n_samples, thinning, batch_size : int
-        Run policy; ``n_samples`` draws are kept per chain.
-    measure : callable, optional
-        ``measure(gen)`` returns the measurement set of a functional prior.
-    progress : callable, optional
-        Called as ``progress(step, log_post)`` after every step.
-
-    Raises
-    ------
-    SamplerDivergenceError
-        When the log posterior or a kept draw becomes NaN or infinite.
-    """
-    n_chains = next(iter(params.values())).shape[0]
-    stream = MinibatchStream(len(X), n_chains, batch_size, gen)
-    state = transform.init(params)
-    n_steps = n_burnin + n_samples * thinning
-    trace = torch.empty((n_steps, n_chains), dtype=torch.float64, device=X.device)
-    kept: dict[str, list[Tensor]] = {k: [] for k in params}
-    for step in range(n_steps):
-        idx = stream.next()
-        batch = {"x": X, "y": y} if idx is None else {"x": X[idx], "y": y[idx]}
-        batch["measure"] = measure(gen) if measure is not None else None
-        state, info = transform.update(state, batch, gen)
-        trace[step] = info.log_post
-        if not bool(torch.isfinite(info.log_post).all()):
-            _diverged(step, info.log_post)
-        if step >= n_burnin and (step - n_burnin + 1) % thinning == 0:
-            for k, v in state.params.items():
-                kept[k].append(v.detach().clone())
-        if progress is not None:
-            progress(step, info.log_post)
-    draws = {k: torch.stack(v, dim=1) for k, v in kept.items()}
-    if not all(bool(torch.isfinite(v).all()) for v in draws.values()):
-        _diverged(n_steps - 1, state.log_post)
-    return RunResult(draws, trace)
+    """The sampler run policy: ``n_burnin + n_samples * thinning`` steps, every
+    ``thinning``-th kept after burn-in (see :func:`run` for the parameters)."""
+    return run(
+        transform, params, X, y, gen, n_steps=n_burnin + n_samples * thinning,
+        batch_size=batch_size, n_burnin=n_burnin, thinning=thinning, measure=measure,
+        adapt=adapt, progress=progress,
+    )
 
 
-def _diverged(step: int, log_post: Tensor) -> None:
+def _diverged(step: int, log_post: Tensor, step_name: str = "step_size") -> None:
     chains = torch.nonzero(~torch.isfinite(log_post)).flatten().tolist()
+    what = "sampler" if step_name == "step_size" else "optimisation"
     raise SamplerDivergenceError(
-        f"The sampler diverged at step {step} (non-finite log posterior in chain(s) "
+        f"The {what} diverged at step {step} (non-finite objective in chain(s)/member(s) "
         f"{chains}). The step size is most likely too large for this problem: "
-        "reduce step_size (or use normalize_y=True and standardised inputs)."
+        f"reduce {step_name} (or use normalize_y=True and standardised inputs)."
     )

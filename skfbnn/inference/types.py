@@ -1,16 +1,23 @@
-"""The contracts shared by every inference method."""
+"""The contracts shared by every inference method.
+
+A method sees the model only through a :class:`BayesProblem`: a batched
+``forward``, a likelihood object, a prior object and the data size. Priors and
+likelihoods are small objects (``skfbnn.priors``, ``skfbnn.likelihoods``) that
+expose what the methods need: log densities, the prior's scale for closed-form
+divergences, measurement sets for functional priors, the noise model.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import torch
 from torch import Tensor
 
 from ..nn.functional import Params
 
-__all__ = ["Batch", "BayesProblem", "Transform", "Schedule"]
+__all__ = ["Batch", "BayesProblem", "Likelihood", "Prior", "Transform", "Schedule"]
 
 Batch = dict[str, Any]
 """``{"x": (n, d) or (C, n, d), "y": ..., "measure": MeasurementDraw | None}``."""
@@ -19,30 +26,102 @@ Schedule = Callable[[int], float]
 """Step size as a function of the step index."""
 
 
-class BayesProblem(NamedTuple):
+class Likelihood(Protocol):
+    """Observation model: what the methods and the predictive need of it."""
+
+    def log_prob(self, f: Tensor, y: Tensor, params: Params) -> Tensor:
+        """``sum_i log p(y_i | f_i)`` per parameter set, ``(C,)``."""
+
+    def log_prior(self, params: Params) -> Tensor | float:
+        """Log prior of the likelihood's own parameters (e.g. the noise), ``(C,)`` or 0."""
+
+
+class Prior(Protocol):
+    """Prior over networks: a log density in weights and/or function values."""
+
+    def log_prob(self, params: Params, f_measure: Tensor | None, measure: Any) -> Tensor:
+        """Log prior density per parameter set, ``(C,)``."""
+
+
+class _CallableLikelihood:
+    """Adapter for a plain ``log_likelihood(f, y, params)`` function."""
+
+    def __init__(self, fn: Callable[[Tensor, Tensor, Params], Tensor]) -> None:
+        self.log_prob = fn
+
+    def log_prior(self, params: Params) -> float:
+        return 0.0
+
+
+class _CallablePrior:
+    """Adapter for a plain ``log_prior(params, f_measure, measure)`` function."""
+
+    def __init__(self, fn: Callable[[Params, Tensor | None, Any], Tensor]) -> None:
+        self.log_prob = fn
+
+
+class BayesProblem:
     """Everything an update rule may know about the model.
 
-    Attributes
+    Parameters
     ----------
     forward : callable
         ``forward(params, X) -> (C, n, n_out)``.
-    log_likelihood : callable
-        ``log_likelihood(f, y, params) -> (C,)``, summed over the points given.
-    log_prior : callable
-        ``log_prior(params, f_measure, measure) -> (C,)``; ``f_measure`` are
-        the network outputs at the measurement points (``None`` for weight priors).
+    likelihood : Likelihood
+        ``likelihood.log_prob(f, y, params) -> (C,)`` summed over the points
+        given, and ``likelihood.log_prior(params)`` for its own parameters.
+    prior : Prior or None
+        ``prior.log_prob(params, f_measure, measure) -> (C,)``; ``f_measure``
+        are the network outputs at the measurement points (``None`` for
+        weight priors). ``None`` means a flat prior (maximum likelihood).
     n_data : int
         Number of training points ``N``.
+    log_likelihood, log_prior : callable, optional
+        Plain functions instead of objects (tests, quick experiments); they
+        are wrapped into minimal likelihood and prior objects.
     """
 
-    forward: Callable[[Params, Tensor], Tensor]
-    log_likelihood: Callable[[Tensor, Tensor, Params], Tensor]
-    log_prior: Callable[[Params, Tensor | None, Any], Tensor]
-    n_data: int
+    def __init__(
+        self,
+        forward: Callable[[Params, Tensor], Tensor],
+        likelihood: Likelihood | None = None,
+        prior: Prior | None = None,
+        n_data: int = 1,
+        *,
+        log_likelihood: Callable[[Tensor, Tensor, Params], Tensor] | None = None,
+        log_prior: Callable[[Params, Tensor | None, Any], Tensor] | None = None,
+    ) -> None:
+        if (likelihood is None) == (log_likelihood is None):
+            raise ValueError("Give exactly one of likelihood or log_likelihood.")
+        if prior is not None and log_prior is not None:
+            raise ValueError("Give at most one of prior or log_prior.")
+        self.forward = forward
+        self.likelihood = likelihood or _CallableLikelihood(log_likelihood)
+        self.prior = prior if log_prior is None else _CallablePrior(log_prior)
+        self.n_data = int(n_data)
+
+    @property
+    def log_likelihood(self) -> Callable[[Tensor, Tensor, Params], Tensor]:
+        """``likelihood.log_prob`` as a plain function."""
+        return self.likelihood.log_prob
+
+    @property
+    def log_prior(self) -> Callable[[Params, Tensor | None, Any], Tensor]:
+        """The network prior's ``log_prob`` as a plain function (0 for a flat prior)."""
+        if self.prior is None:
+            return lambda params, f_measure=None, measure=None: 0.0
+        return self.prior.log_prob
 
 
 class Transform(NamedTuple):
-    """``init(params) -> state`` and ``update(state, batch, gen) -> (state, info)``."""
+    """``init(params, batch=None, gen=None) -> state`` and ``update(state, batch, gen)``.
 
-    init: Callable[[Params], Any]
+    ``init`` receives the starting parameters (leading chain / member
+    dimension), the first batch and the generator, so that a method can
+    initialise from data (e.g. variational scales) or draw initial momenta.
+    ``update`` returns ``(state, info)`` with ``info`` a ``NamedTuple`` of
+    per-chain tensors, every field of which the driver traces.
+    """
+
+    init: Callable[..., Any]
     update: Callable[[Any, Batch, torch.Generator], tuple[Any, Any]]

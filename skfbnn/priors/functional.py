@@ -16,8 +16,9 @@ from torch import Tensor
 from ..stats.gaussian import jittered_cholesky, mvn_log_prob_chol
 from .gp import GPPrior
 from .measurement import MeasurementSampler
+from .weight import isotropic_log_prior
 
-__all__ = ["MeasurementDraw", "FunctionalPrior"]
+__all__ = ["MeasurementDraw", "FunctionalPrior", "FunctionPrior"]
 
 
 class MeasurementDraw(NamedTuple):
@@ -81,3 +82,38 @@ class FunctionalPrior:
         """Log prior density of function values ``f (C, M, n_out)``, shape ``(C,)``."""
         residual = f.to(draw.chol.dtype).transpose(1, 2) - draw.mean  # (C, n_out, M)
         return mvn_log_prob_chol(residual, draw.chol).sum(-1)
+
+
+class FunctionPrior:
+    """The GP prior on function values as a network prior, optionally with weak weights.
+
+    ``log_prob(params, f_measure, measure) = log N(f_measure; m, K + nugget I)``
+    plus ``sum log N(w; 0, weight_std^2)`` when ``weight_std`` is given.
+
+    Parameters
+    ----------
+    functional : FunctionalPrior
+        The GP prior and its measurement-set sampler.
+    weight_std : float or None
+        Optional isotropic Gaussian weight prior added to the functional one.
+    """
+
+    def __init__(self, functional: FunctionalPrior, weight_std: float | None = None) -> None:
+        self.functional = functional
+        self.weight_std = weight_std
+
+    @property
+    def gp(self) -> GPPrior:
+        """The fitted GP prior."""
+        return self.functional.gp
+
+    def draw_measure(self, gen: torch.Generator) -> MeasurementDraw:
+        """A fresh measurement set with its prior mean and Cholesky factor."""
+        return self.functional.draw(gen)
+
+    def log_prob(self, params, f_measure: Tensor, measure: MeasurementDraw) -> Tensor:
+        """Log prior density per parameter set, ``(C,)``."""
+        lp = FunctionalPrior.log_prob(f_measure, measure)
+        if self.weight_std is not None:
+            lp = lp + isotropic_log_prior(params, self.weight_std)
+        return lp

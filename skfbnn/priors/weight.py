@@ -8,7 +8,7 @@ from torch import Tensor
 
 from ..nn.functional import Params
 
-__all__ = ["NOISE_KEY", "network_params", "isotropic_log_prior"]
+__all__ = ["NOISE_KEY", "WeightPrior", "network_params", "isotropic_log_prior"]
 
 NOISE_KEY = "log_noise"
 """Reserved parameter name for the log observation-noise std (regression)."""
@@ -37,3 +37,28 @@ def isotropic_log_prior(params: Params, prior_std: float) -> Tensor:
         n += flat.shape[1]
     var = prior_std**2
     return -0.5 * total / var - 0.5 * n * math.log(2 * math.pi * var)
+
+
+class WeightPrior:
+    """Isotropic Gaussian prior ``N(0, std^2 I)`` on every network weight and bias.
+
+    Parameters
+    ----------
+    std : float
+        Prior standard deviation, shared by all network parameters (the
+        observation-noise parameter is not a weight and is excluded).
+
+    Examples
+    --------
+    >>> import torch
+    >>> prior = WeightPrior(2.0)
+    >>> prior.log_prob({"w": torch.zeros(3, 4)}).shape
+    torch.Size([3])
+    """
+
+    def __init__(self, std: float) -> None:
+        self.std = float(std)
+
+    def log_prob(self, params: Params, f_measure=None, measure=None) -> Tensor:
+        """``sum log N(w; 0, std^2)`` per leading parameter set."""
+        return isotropic_log_prior(params, self.std)

@@ -15,7 +15,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 
 import skfbnn
 
-from ._cases import FAST, REGRESSORS, fitted, ids, make
+from ._cases import FAST, REGRESSORS, fitted, ids
 
 N_TEST = 7  # != n_train and != n_samples below, so swapped axes are caught
 N_DRAWS = FAST["n_chains"] * FAST["n_samples"]

@@ -1,79 +1,123 @@
-"""Tests for skfbnn.inference.registry: every method builds and steps."""
+"""Kernel-level harness: every registered method on a conjugate Gaussian problem.
+
+Each method is built exactly as the estimators build it (its family's
+step-size arguments and its module's ``HYPER`` defaults) on Bayesian linear
+regression with a small hidden layer, stepped a few times, and checked for
+finite info, purity of ``update`` and identical output for identical seeds.
+"""
 
 from __future__ import annotations
 
 import inspect
-import math
 
 import pytest
 import torch
 
+from skfbnn.inference.families import FAMILIES
 from skfbnn.inference.objective import make_log_posterior
-from skfbnn.inference.registry import METHODS, MethodSpec
-from skfbnn.inference.schedules import make_schedule
+from skfbnn.inference.registry import METHODS, POSTERIOR_KINDS, PRIOR_KINDS, MethodSpec
 from skfbnn.inference.types import BayesProblem, Transform
-from skfbnn.likelihoods import gaussian_log_likelihood
+from skfbnn.likelihoods import GaussianLikelihood
 from skfbnn.nn.functional import init_params, make_forward
 from skfbnn.nn.mlp import build_mlp
-from skfbnn.priors.functional import FunctionalPrior
+from skfbnn.posterior import POSTERIORS
+from skfbnn.priors.functional import FunctionalPrior, FunctionPrior
 from skfbnn.priors.gp import GPPrior, make_kernel
 from skfbnn.priors.measurement import MeasurementSampler
-from skfbnn.priors.weight import isotropic_log_prior
+from skfbnn.priors.weight import WeightPrior
 
 F64 = torch.float64
 
 
-def _problem(prior: str, X: torch.Tensor) -> BayesProblem:
+def _problem(prior: str, X: torch.Tensor):
     net = build_mlp(2, 1, (4,), "tanh")
-    log_noise = torch.tensor([math.log(0.3)], dtype=F64)
     if prior == "weight":
-        log_prior = lambda p, f_m, m: isotropic_log_prior(p, 1.0)
+        network_prior = WeightPrior(1.0)
     else:
-        log_prior = lambda p, f_m, m: FunctionalPrior.log_prob(f_m, m)
-    return net, BayesProblem(
-        forward=make_forward(net),
-        log_likelihood=lambda f, y, p: gaussian_log_likelihood(f, y, log_noise),
-        log_prior=log_prior,
-        n_data=len(X),
-    )
+        gp = GPPrior(make_kernel("rbf", X, 1), 1, constant_mean=False)
+        network_prior = FunctionPrior(FunctionalPrior(gp, MeasurementSampler(X, 5, 0.4, 0.1), 0.1))
+    likelihood = GaussianLikelihood([0.3])
+    return net, BayesProblem(make_forward(net), likelihood, network_prior, len(X))
 
 
-def test_registry_lists_the_four_methods():
-    assert set(METHODS) == {"sgld", "fsgld", "sghmc", "fsghmc"}
-    assert all(isinstance(spec, MethodSpec) for spec in METHODS.values())
-    assert all(spec.prior in ("weight", "function") and spec.step_size > 0
-               for spec in METHODS.values())
+def _defaults(spec: MethodSpec) -> dict:
+    family = FAMILIES[spec.family]
+    hyper = {p.name: p.default for p in (*family.params, *spec.module.HYPER)}
+    if spec.family == "sampler":
+        hyper["step_size"] = next(p.default for p in spec.module.HYPER if p.name == "step_size")
+    return hyper
+
+
+def _steps(name: str, seed: int, n_steps: int = 3):
+    spec = METHODS[name]
+    family = FAMILIES[spec.family]
+    gen = torch.Generator().manual_seed(seed)
+    X = torch.randn(8, 2, generator=torch.Generator().manual_seed(0), dtype=F64)
+    y = torch.sin(X[:, :1])
+    net, problem = _problem(spec.prior, X)
+    hyper = _defaults(spec)
+    transform = spec.build(problem, **{**{h: hyper[h] for h in spec.hyper},
+                                       **family.build_kwargs(hyper, len(X))})
+    params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
+    batch = {"x": X, "y": y, "measure": None}
+    if spec.prior == "function":
+        batch["measure"] = problem.prior.draw_measure(gen)
+    states, infos = [transform.init(params, batch, gen)], []
+    for _ in range(n_steps):
+        state, info = transform.update(states[-1], batch, gen)
+        states.append(state)
+        infos.append(info)
+    return transform, params, batch, problem, states, infos
+
+
+def test_registry_lines_name_family_prior_and_posterior():
+    assert {"sgld", "fsgld", "sghmc", "fsghmc", "bbb", "ensemble"} <= set(METHODS)
+    for spec in METHODS.values():
+        assert isinstance(spec, MethodSpec)
+        assert spec.family in FAMILIES and spec.prior in PRIOR_KINDS
+        assert spec.posterior in POSTERIOR_KINDS
+        assert spec.posterior == "linearized" or spec.posterior in POSTERIORS
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))
-def test_every_method_builds_a_transform_that_steps(name):
+def test_every_method_declares_its_hyperparameters(name):
     spec = METHODS[name]
-    gen = torch.Generator().manual_seed(0)
-    X = torch.randn(8, 2, generator=gen, dtype=F64)
-    y = torch.sin(X[:, :1])
-    net, problem = _problem(spec.prior, X)
-    # the registered hyperparameters are keyword arguments of build
     signature = inspect.signature(spec.build)
-    assert all(h in signature.parameters for h in spec.hyper)
-    transform = spec.build(problem, step_size=make_schedule("constant", 1e-3, 10))
+    for p in spec.module.HYPER:
+        assert p.name in signature.parameters, p.name
+        assert p.doc.startswith(f"{p.name} : ")
+    assert "problem" in signature.parameters
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_method_steps_purely_with_finite_info(name):
+    transform, params, batch, problem, states, infos = _steps(name, seed=1)
     assert isinstance(transform, Transform)
-    params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
-    state = transform.init(params)
-    batch = {"x": X, "y": y, "measure": None}
-    if spec.prior == "function":
-        gp = GPPrior(make_kernel("rbf", X, 1), 1, constant_mean=False)
-        batch["measure"] = FunctionalPrior(gp, MeasurementSampler(X, 5, 0.4, 0.1), 0.1).draw(gen)
-    new_state, info = transform.update(state, batch, gen)
-    assert new_state.step == 1 and state.step == 0
-    assert info.log_post.shape == (3,) and torch.isfinite(info.log_post).all()
-    torch.testing.assert_close(info.log_post, make_log_posterior(problem)(params, batch))
-    for k, v in params.items():
-        assert new_state.params[k].shape == v.shape
-        assert not torch.equal(new_state.params[k], v)
-        assert torch.equal(state.params[k], v)  # update is pure
-    # a second step runs from the new state
-    newer, info2 = transform.update(new_state, batch, gen)
-    assert newer.step == 2 and torch.isfinite(info2.log_post).all()
+    assert [s.step for s in states] == [0, 1, 2, 3]
+    for info in infos:
+        for field, value in zip(info._fields, info, strict=True):
+            assert value.shape == (3,), field
+            assert torch.isfinite(value).all(), field
+    for k, v in params.items():  # update is pure: the starting params are untouched
+        assert torch.equal(states[0].params[k], v)
+        assert states[-1].params[k].shape == v.shape
+        assert not torch.equal(states[-1].params[k], v)
+    if METHODS[name].family == "sampler":  # the info is the log posterior at the pre-step point
+        torch.testing.assert_close(infos[0].log_post,
+                                   make_log_posterior(problem)(states[0].params, batch))
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_identical_seeds_give_identical_output(name):
+    *_, states_a, infos_a = _steps(name, seed=5)
+    *_, states_b, infos_b = _steps(name, seed=5)
+    *_, states_c, _ = _steps(name, seed=6)
+    for k in states_a[-1].params:
+        assert torch.equal(states_a[-1].params[k], states_b[-1].params[k])
+    for a, b in zip(infos_a, infos_b, strict=True):
+        assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    assert any(not torch.equal(states_a[-1].params[k], states_c[-1].params[k])
+               for k in states_a[-1].params)
 
 
 @pytest.mark.parametrize("name", [n for n, s in METHODS.items() if s.prior == "function"])

@@ -69,7 +69,7 @@ class _Info(NamedTuple):
 def _counting_transform(batches: list, nan_at: int | None = None, nan_param_at=None):
     """Adds 1 to every parameter per step; log_post = step index (per chain)."""
 
-    def init(params):
+    def init(params, batch=None, gen=None):
         return _State(params, torch.full((2,), float("nan")), 0)
 
     def update(state, batch, gen):

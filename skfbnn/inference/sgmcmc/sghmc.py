@@ -19,17 +19,30 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
+from ..._validation import Interval
 from ...nn.functional import Params
+from ..hyper import param
 from ..objective import LogPosterior, grad_and_value, make_log_posterior
 from ..types import Batch, BayesProblem, Schedule, Transform
-from .diffusions import noise_like
+from .diffusions import noise_like, step_size_param
 
-__all__ = ["SGHMCState", "SGHMCInfo", "init", "update", "build"]
+__all__ = ["HYPER", "SGHMCState", "SGHMCInfo", "init", "update", "build"]
+
+
+HYPER = (
+    step_size_param(3e-3),
+    param("friction", 0.05, [Interval(Real, 0, 1, closed="right")], "float",
+          "SGHMC momentum decay per step (1 turns SGHMC into SGLD)."),
+    param("n_leapfrog", 50, [None, Interval(Integral, 1, None, closed="left")], "int or None",
+          "Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes."),
+)
+"""Estimator parameters of this kernel (step-size default chosen on validation data)."""
 
 
 class SGHMCState(NamedTuple):
@@ -47,7 +60,7 @@ class SGHMCInfo(NamedTuple):
     log_post: Tensor
 
 
-def init(params: Params) -> SGHMCState:
+def init(params: Params, batch: Batch | None = None, gen: torch.Generator | None = None) -> SGHMCState:
     """Start chains at ``params`` with zero momenta (redrawn at step 0)."""
     n_chains = next(iter(params.values())).shape[0]
     momenta = {k: torch.zeros_like(v) for k, v in params.items()}

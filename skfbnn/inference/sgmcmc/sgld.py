@@ -23,9 +23,14 @@ from torch import Tensor
 from ...nn.functional import Params
 from ..objective import LogPosterior, grad_and_value, make_log_posterior
 from ..types import Batch, BayesProblem, Schedule, Transform
-from .diffusions import noise_like
+from .diffusions import noise_like, step_size_param
 
-__all__ = ["SGLDState", "SGLDInfo", "init", "update", "build"]
+__all__ = ["HYPER", "SGLDState", "SGLDInfo", "init", "update", "build"]
+
+
+HYPER = (step_size_param(3e-2),)
+"""Estimator parameters of this kernel (the default chosen on validation data,
+``docs/benchmarks.md``)."""
 
 
 class SGLDState(NamedTuple):
@@ -42,7 +47,7 @@ class SGLDInfo(NamedTuple):
     log_post: Tensor
 
 
-def init(params: Params) -> SGLDState:
+def init(params: Params, batch: Batch | None = None, gen: torch.Generator | None = None) -> SGLDState:
     """Start chains at ``params`` (leading chain dimension)."""
     n_chains = next(iter(params.values())).shape[0]
     return SGLDState(params, torch.full((n_chains,), float("nan")), 0)

@@ -1,0 +1,152 @@
+"""Run policies, one per method family, with the estimator parameters they own.
+
+A family says how many parallel parameter sets a fit carries (chains,
+members), which run-policy parameters the estimator exposes, how those turn
+into the kernel's step-size argument, and how the driver
+(:func:`skfbnn.inference.run.run`) is called: samplers burn in and keep every
+``thinning``-th state; optimisers and ensembles keep the final state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from numbers import Integral, Real
+from typing import NamedTuple
+
+from .._validation import Interval, StrOptions
+from .hyper import Param, param
+from .run import RunResult, run
+from .schedules import SCHEDULES, make_schedule
+from .types import Schedule
+
+__all__ = ["Family", "FAMILIES", "lr_schedule"]
+
+LR_SCHEDULES = ("constant", "cosine")
+
+
+class Family(NamedTuple):
+    """A run policy.
+
+    Attributes
+    ----------
+    params : tuple of Param
+        Run-policy parameters shown on the estimators of this family.
+    n_batch : callable
+        ``n_batch(hyper) -> int``: the leading dimension (chains, members).
+    build_kwargs : callable
+        ``build_kwargs(hyper, n_data) -> dict``: the kernel's step-size
+        schedule and other policy arguments of ``build``.
+    run : callable
+        ``run(transform, params, X, y, gen, hyper, **driver_kwargs) -> RunResult``.
+    step_name : str
+        The parameter to lower when a run diverges.
+    """
+
+    params: tuple[Param, ...]
+    n_batch: Callable[[dict], int]
+    build_kwargs: Callable[[dict, int], dict]
+    run: Callable[..., RunResult]
+    step_name: str
+
+
+def _count(name: str, default: int, doc: str, low: int = 1) -> Param:
+    return param(name, default, [Interval(Integral, low, None, closed="left")], "int", doc)
+
+
+_BATCH = _count("batch_size", 64, "Minibatch size (full batch when larger than the data).")
+
+SAMPLING = (
+    _count("n_chains", 4, "Independent chains, vectorised over a leading batch dimension."),
+    _count("n_burnin", 2000, "Steps discarded before the first kept draw.", low=0),
+    _count("n_samples", 25, "Draws kept per chain."),
+    _count("thinning", 40, "Steps between kept draws."),
+    _BATCH,
+    param("schedule", "decay", [StrOptions(set(SCHEDULES))], "str",
+          "Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or "
+          "'cyclical' (cosine cycles)."),
+    param("temperature", 1.0, [Interval(Real, 0, None, closed="left")], "float",
+          "Posterior temperature multiplying the injected noise (1 = Bayes)."),
+)
+
+
+def _n_steps(hyper: dict) -> int:
+    return hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]
+
+
+def _sampler_kwargs(hyper: dict, n_data: int) -> dict:
+    schedule = make_schedule(hyper["schedule"], hyper["step_size"] / n_data, _n_steps(hyper))
+    return {"step_size": schedule, "temperature": hyper["temperature"]}
+
+
+def _run_sampler(transform, params, X, y, gen, hyper, **kwargs) -> RunResult:
+    return run(transform, params, X, y, gen, n_steps=_n_steps(hyper),
+               batch_size=hyper["batch_size"], n_burnin=hyper["n_burnin"],
+               thinning=hyper["thinning"], **kwargs)
+
+
+_OPTIMISATION = (
+    _count("n_iter", 3000, "Optimisation steps (Adam)."),
+    param("learning_rate", 1e-2, [Interval(Real, 0, None, closed="neither")], "float",
+          "Adam step size (peak of the learning-rate schedule)."),
+    _BATCH,
+    param("lr_schedule", "cosine", [StrOptions(set(LR_SCHEDULES))], "str",
+          "'constant', or 'cosine': constant for the first half of the run, then "
+          "cosine annealing to zero, so the final iterate settles."),
+)
+
+OPTIMISATION = (
+    *_OPTIMISATION,
+    _count("n_samples", 100, "Posterior draws fixed at fit time and used for every prediction."),
+)
+
+ENSEMBLE = (
+    _count("n_estimators", 5, "Ensemble members, trained together (vectorised)."),
+    *_OPTIMISATION,
+)
+
+
+def lr_schedule(name: str, learning_rate: float, n_iter: int) -> Schedule:
+    """``'constant'``, or ``'cosine'``: flat for half the run, then cosine to zero.
+
+    Examples
+    --------
+    >>> s = lr_schedule("cosine", 1.0, 100)
+    >>> s(0), s(50), round(s(75), 3), s(100)
+    (1.0, 1.0, 0.5, 0.0)
+    """
+    if name == "constant":
+        return lambda t: learning_rate
+    if name != "cosine":
+        raise ValueError(f"lr_schedule must be one of {LR_SCHEDULES}. Got {name!r}.")
+    half = n_iter / 2
+
+    def schedule(t: int) -> float:
+        if t <= half:
+            return learning_rate
+        return 0.5 * learning_rate * (1 + math.cos(math.pi * min(1.0, (t - half) / half)))
+
+    return schedule
+
+
+def _optimiser_kwargs(hyper: dict, n_data: int) -> dict:
+    return {"learning_rate": lr_schedule(hyper["lr_schedule"], hyper["learning_rate"],
+                                         hyper["n_iter"])}
+
+
+def _run_optimiser(transform, params, X, y, gen, hyper, **kwargs) -> RunResult:
+    return run(transform, params, X, y, gen, n_steps=hyper["n_iter"],
+               batch_size=hyper["batch_size"], step_name="learning_rate", **kwargs)
+
+
+FAMILIES: dict[str, Family] = {
+    "sampler": Family(SAMPLING, lambda h: h["n_chains"], _sampler_kwargs, _run_sampler,
+                      "step_size"),
+    "optimization": Family(OPTIMISATION, lambda h: 1, _optimiser_kwargs, _run_optimiser,
+                           "learning_rate"),
+    "ensemble": Family(ENSEMBLE, lambda h: h["n_estimators"], _optimiser_kwargs,
+                       _run_optimiser, "learning_rate"),
+}
+"""The run policies. The accept/reject family (Metropolis-Hastings) will be one
+more entry: a sampler run with an ``adapt`` hook during burn-in."""
+

@@ -1,0 +1,37 @@
+"""Hyperparameter declarations: name, default, constraints and documentation.
+
+Method files, run families and the estimator tables declare their parameters
+with :func:`param`; the estimators' signatures, ``_parameter_constraints`` and
+docstrings are generated from these declarations
+(``tools/generate_estimators.py``), so a parameter is stated once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+__all__ = ["Param", "param", "merge"]
+
+
+class Param(NamedTuple):
+    """One hyperparameter: name, default, sklearn constraints and numpydoc text."""
+
+    name: str
+    default: Any
+    constraints: list
+    doc: str
+
+
+def param(name: str, default: Any, constraints: list, type_: str, doc: str) -> Param:
+    """Declare a parameter; ``doc`` becomes its numpydoc entry."""
+    return Param(name, default, constraints, f"{name} : {type_}, default={default!r}\n    {doc}")
+
+
+def merge(*tables: tuple[Param, ...] | list[Param]) -> list[Param]:
+    """Concatenate tables in order; a later entry with the same name replaces an earlier one
+    in place (so a method can change, e.g., the default of its prior's ``prior_std``)."""
+    out: dict[str, Param] = {}
+    for table in tables:
+        for p in table:
+            out[p.name] = p
+    return list(out.values())

@@ -1,0 +1,1 @@
+"""Variational inference update rules."""
