@@ -347,7 +347,7 @@ def lagging_chains(log_post: np.ndarray, *, tolerance: float = 10.0) -> list[int
 
 
 def optimisation_warnings(
-    objective: np.ndarray, *, rising: float = 0.02, falling: float = 0.1
+    objective: np.ndarray, *, rising: float = 0.01, falling: float = 0.1
 ) -> list[SamplerWarning]:
     """Warnings for an optimisation trace ``(n_steps, n_members)`` (higher is better).
 

@@ -287,3 +287,23 @@ def test_lagging_chains_flags_only_the_escaped_chain():
     assert lagging_chains(trace) == [1]
     trace[:, 1] += 2500.0 - 20.0  # within ordinary between-chain variation: not flagged
     assert lagging_chains(trace) == []
+
+
+# ------------------------------------------------------ optimisation traces
+def test_optimisation_warnings_on_known_traces():
+    from skfbnn.diagnostics import optimisation_warnings
+
+    rng = np.random.default_rng(0)
+    t = np.linspace(0, 1, 1000)[:, None]
+    noise = 0.01 * rng.normal(size=(1000, 3))
+    converged = 1 - np.exp(-20 * t) + noise
+    assert optimisation_warnings(converged) == []
+    climbing = t + noise  # still rising linearly at the end
+    kinds = [w.kind for w in optimisation_warnings(climbing)]
+    assert kinds == ["convergence"]
+    fell = np.where(t < 0.5, 1 - np.exp(-20 * t), 1 - (t - 0.5)) + noise
+    fell[:, 0] = converged[:, 0]  # only members 1 and 2 fall back
+    found = optimisation_warnings(fell)
+    assert [w.kind for w in found] == ["divergence"]
+    assert found[0].extra["members"] == [1, 2]
+    assert optimisation_warnings(np.zeros((30, 2))) == []  # too short to judge

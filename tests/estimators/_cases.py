@@ -5,23 +5,30 @@ from __future__ import annotations
 import skfbnn
 from skfbnn.inference.registry import METHODS
 
-from ..conftest import FAST, FAST_FUNCTIONAL
+from ..conftest import FAST, FAST_ENSEMBLE, FAST_FUNCTIONAL, FAST_OPTIMISATION
 
-NAMED_REGRESSORS = [
+SAMPLER_REGRESSORS = [
     skfbnn.SGLDRegressor,
     skfbnn.SGHMCRegressor,
     skfbnn.FunctionalSGLDRegressor,
     skfbnn.FunctionalSGHMCRegressor,
 ]
-NAMED_CLASSIFIERS = [
+SAMPLER_CLASSIFIERS = [
     skfbnn.SGLDClassifier,
     skfbnn.SGHMCClassifier,
     skfbnn.FunctionalSGLDClassifier,
     skfbnn.FunctionalSGHMCClassifier,
 ]
+OPTIMISER_REGRESSORS = [skfbnn.BBBRegressor, skfbnn.DeepEnsembleRegressor]
+OPTIMISER_CLASSIFIERS = [skfbnn.BBBClassifier, skfbnn.DeepEnsembleClassifier]
+NAMED_REGRESSORS = [*SAMPLER_REGRESSORS, *OPTIMISER_REGRESSORS]
+NAMED_CLASSIFIERS = [*SAMPLER_CLASSIFIERS, *OPTIMISER_CLASSIFIERS]
 REGRESSORS = [*NAMED_REGRESSORS, skfbnn.BayesianNetRegressor]
 CLASSIFIERS = [*NAMED_CLASSIFIERS, skfbnn.BayesianNetClassifier]
 ALL = [*REGRESSORS, *CLASSIFIERS]
+SAMPLERS = [*SAMPLER_REGRESSORS, skfbnn.BayesianNetRegressor,
+            *SAMPLER_CLASSIFIERS, skfbnn.BayesianNetClassifier]
+OPTIMISERS = [*OPTIMISER_REGRESSORS, *OPTIMISER_CLASSIFIERS]
 
 GENERIC_METHOD = "fsghmc"
 
@@ -34,20 +41,48 @@ def is_functional(cls) -> bool:
     return METHODS[method_of(cls)].prior == "function"
 
 
+def family_of(cls) -> str:
+    return METHODS[method_of(cls)].family
+
+
+def step_name(cls) -> str:
+    """The step-size parameter: ``step_size`` (samplers) or ``learning_rate``."""
+    return "step_size" if family_of(cls) == "sampler" else "learning_rate"
+
+
+def budget(cls) -> dict:
+    """Tiny run-policy settings for the API tests."""
+    if family_of(cls) == "optimization":
+        return dict(FAST_OPTIMISATION)
+    if family_of(cls) == "ensemble":
+        return dict(FAST_ENSEMBLE)
+    return dict(FAST_FUNCTIONAL if is_functional(cls) else FAST)
+
+
+def n_draws(cls) -> int:
+    """Parameter sets used for prediction under :func:`budget`."""
+    b = budget(cls)
+    if family_of(cls) == "optimization":
+        return b["n_samples"]
+    if family_of(cls) == "ensemble":
+        return b["n_estimators"]
+    return b["n_chains"] * b["n_samples"]
+
+
 def make(cls, **kwargs):
     """``cls`` on the CPU with seed 0 and a tiny budget; ``kwargs`` override.
 
     For the generic estimators, keyword arguments that are not constructor
     parameters (the method's hyperparameters) go into ``method_params``.
     """
-    budget = dict(FAST_FUNCTIONAL if is_functional(cls) else FAST)
+    tiny = budget(cls)
     direct = dict(random_state=0, device="cpu")
     if cls._generic:
         own = set(cls().get_params())
         extra = {k: v for k, v in kwargs.items() if k not in own}
         direct.update({k: v for k, v in kwargs.items() if k in own})
-        return cls(method=GENERIC_METHOD, method_params={**budget, **extra}, **direct)
-    return cls(**{**direct, **budget, **kwargs})
+        return cls(method=GENERIC_METHOD, method_params={**tiny, **extra}, **direct)
+    return cls(**{**direct, **tiny, **kwargs})
 
 
 def ids(classes):

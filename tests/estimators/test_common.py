@@ -6,22 +6,16 @@ from sklearn.base import is_regressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skfbnn
-from skfbnn.inference.registry import METHODS
 
-from ..conftest import FAST, FAST_FUNCTIONAL
+from ..conftest import FAST_FUNCTIONAL
+from ._cases import NAMED_CLASSIFIERS, NAMED_REGRESSORS, budget
 
-NAMED = [
-    skfbnn.SGLDRegressor, skfbnn.SGHMCRegressor,
-    skfbnn.FunctionalSGLDRegressor, skfbnn.FunctionalSGHMCRegressor,
-    skfbnn.SGLDClassifier, skfbnn.SGHMCClassifier,
-    skfbnn.FunctionalSGLDClassifier, skfbnn.FunctionalSGHMCClassifier,
-]
+NAMED = [*NAMED_REGRESSORS, *NAMED_CLASSIFIERS]
 
 
 def _instances():
     for cls in NAMED:
-        functional = METHODS[cls._method].prior == "function"
-        yield cls(random_state=0, **(FAST_FUNCTIONAL if functional else FAST))
+        yield cls(random_state=0, **budget(cls))
     for cls in (skfbnn.BayesianNetRegressor, skfbnn.BayesianNetClassifier):
         yield cls(method="fsgld", method_params=FAST_FUNCTIONAL, random_state=0)
 

@@ -1,0 +1,110 @@
+"""Optimisation-based estimators (BBB, deep ensembles): diagnostics, heads, determinism."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import skfbnn
+from skfbnn.diagnostics import SamplerWarning
+from skfbnn.posterior import Ensemble, MeanFieldGaussian
+
+from ._cases import OPTIMISERS, fitted, ids, make
+
+optimisers = pytest.mark.parametrize("cls", OPTIMISERS, ids=ids(OPTIMISERS))
+
+
+@pytest.fixture
+def data(request, regression_data, classification_data):
+    cls = request.getfixturevalue("cls")
+    return regression_data if "Regressor" in cls.__name__ else classification_data
+
+
+@optimisers
+def test_diagnostics_trace_the_objective(cls, data):
+    X, y = data
+    est = fitted(cls, X, y)
+    d = est.diagnostics_
+    n_batch = est.posterior_.shape[0]
+    assert d["objective"].shape == (60, n_batch) and np.isfinite(d["objective"]).all()
+    assert "grad_norm" in d["trace"] and d["trace"]["grad_norm"].shape == (60, n_batch)
+    assert isinstance(d["warnings"], list)
+    assert all(isinstance(w, SamplerWarning) for w in d["warnings"])
+
+
+@optimisers
+def test_a_short_run_warns_that_it_has_not_converged(cls, data):
+    X, y = data
+    est = make(cls, n_iter=800, lr_schedule="constant", learning_rate=1e-4).fit(X, y)
+    assert "convergence" in {w.kind for w in est.diagnostics_["warnings"]}
+
+
+@optimisers
+def test_posterior_kind_and_fixed_prediction_draws(cls, data):
+    X, y = data
+    est = fitted(cls, X, y)
+    kind = MeanFieldGaussian if "BBB" in cls.__name__ else Ensemble
+    assert isinstance(est.posterior_, kind)
+    out = est.predict_proba(X) if hasattr(est, "predict_proba") else est.predict(X)
+    assert_array_equal(out, est.predict_proba(X) if hasattr(est, "predict_proba")
+                       else est.predict(X))
+    loaded = pickle.loads(pickle.dumps(est))
+    assert isinstance(loaded.posterior_, kind)
+
+
+def test_ensemble_std_splits_member_spread_and_heads(regression_data):
+    X, y = regression_data
+    est = fitted(skfbnn.DeepEnsembleRegressor, X, y)
+    f, noise = est.predict_draws(X)  # (M, n) member means and head stds
+    assert f.shape == noise.shape == (3, len(X))
+    assert_allclose(est.predict_std(X, kind="epistemic"), f.std(0), rtol=1e-10)
+    assert_allclose(est.predict_std(X, kind="aleatoric"), np.sqrt((noise**2).mean(0)),
+                    rtol=1e-10)
+    assert np.ptp(noise, axis=1).min() > 0  # heteroscedastic: varies across points
+
+
+def test_ensemble_with_fixed_noise_has_no_heads(regression_data):
+    X, y = regression_data
+    est = fitted(skfbnn.DeepEnsembleRegressor, X, y, noise_std=0.5)
+    assert est.network_[-1].out_features == 1
+    assert_allclose(est.predict_std(X, kind="aleatoric"), 0.5, rtol=1e-12)
+
+
+def test_bbb_w2_divergence_runs(regression_data):
+    X, y = regression_data
+    kl = fitted(skfbnn.BBBRegressor, X, y)
+    w2 = fitted(skfbnn.BBBRegressor, X, y, divergence="w2")
+    assert not np.allclose(kl.predict(X), w2.predict(X))
+    assert np.isfinite(w2.predict_std(X)).all()
+
+
+@pytest.mark.parametrize("cls", [skfbnn.BBBRegressor, skfbnn.DeepEnsembleClassifier],
+                         ids=["BBBRegressor", "DeepEnsembleClassifier"])
+def test_verbose_progress_shows_the_objective(cls, data, capsys, caplog):
+    X, y = data
+    caplog.set_level(logging.DEBUG, logger="skfbnn")
+    make(cls, verbose=1).fit(X, y)
+    err = capsys.readouterr().err
+    assert "optimising" in err and "objective" in err
+    caplog.clear()
+    make(cls, verbose=2).fit(X, y)
+    info = [r for r in caplog.records if r.name == "skfbnn" and r.levelno == logging.INFO]
+    assert info and all("objective" in r.getMessage() for r in info)
+    capsys.readouterr()
+    make(cls, verbose=0).fit(X, y)
+    assert capsys.readouterr().err == ""
+
+
+def test_generic_estimator_runs_the_new_methods(regression_data):
+    X, y = regression_data
+    for method, params in [("bbb", dict(n_iter=60, n_samples=8)),
+                           ("ensemble", dict(n_iter=60, n_estimators=2))]:
+        est = skfbnn.BayesianNetRegressor(method=method, method_params=params, random_state=0,
+                                          device="cpu").fit(X, y)
+        named = (skfbnn.BBBRegressor if method == "bbb" else skfbnn.DeepEnsembleRegressor)(
+            random_state=0, device="cpu", **params).fit(X, y)
+        assert_array_equal(est.predict(X), named.predict(X))

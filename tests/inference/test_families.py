@@ -1,0 +1,102 @@
+"""Run policies: step counts, kept states, the burn-in adaptation hook, traced info."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+import torch
+
+from skfbnn.inference.families import FAMILIES, lr_schedule
+from skfbnn.inference.optim import adam_init, adam_step
+from skfbnn.inference.run import run
+from skfbnn.inference.types import Transform
+
+F64 = torch.float64
+
+
+class _State(NamedTuple):
+    params: dict
+    log_post: torch.Tensor
+    step: int
+    scale: float = 1.0
+
+
+class _Info(NamedTuple):
+    log_post: torch.Tensor
+    accepted: torch.Tensor
+    grad_norm: torch.Tensor
+
+
+def _transform(seen: list):
+    def init(params, batch=None, gen=None):
+        seen.append(("init", batch is not None, gen is not None))
+        return _State(params, torch.zeros(2, dtype=F64), 0)
+
+    def update(state, batch, gen):
+        lp = torch.full((2,), float(state.step), dtype=F64)
+        info = _Info(lp, torch.tensor([state.scale, -state.scale], dtype=F64), lp * 2)
+        params = {k: v + 1 for k, v in state.params.items()}
+        return state._replace(params=params, log_post=lp, step=state.step + 1), info
+
+    return Transform(init, update)
+
+
+def test_run_traces_every_info_field_and_adapts_only_during_burn_in():
+    seen, adapted = [], []
+
+    def adapt(state, info, step):
+        adapted.append(step)
+        return state._replace(scale=state.scale * 2)
+
+    result = run(_transform(seen), {"w": torch.zeros(2, 3, dtype=F64)}, torch.zeros(6, 2),
+                 torch.zeros(6), torch.Generator(), n_steps=10, batch_size=4, n_burnin=4,
+                 thinning=3, adapt=adapt)
+    assert seen == [("init", True, True)]  # init sees the first batch and the generator
+    assert adapted == [0, 1, 2, 3]
+    assert set(result.trace) == {"log_post", "accepted", "grad_norm"}
+    assert all(v.shape == (10, 2) for v in result.trace.values())
+    torch.testing.assert_close(result.trace["grad_norm"], 2 * result.trace["log_post"])
+    # the adapted scale is frozen after burn-in: 2**4 from step 4 on
+    assert result.trace["accepted"][:, 0].tolist() == [1, 2, 4, 8] + [16] * 6
+    assert result.draws["w"].shape == (2, 2, 3)  # steps 6 and 9 kept
+    assert result.state.step == 10
+
+
+def test_optimisation_run_keeps_only_the_final_state():
+    result = run(_transform([]), {"w": torch.zeros(2, 3, dtype=F64)}, torch.zeros(6, 2),
+                 torch.zeros(6), torch.Generator(), n_steps=7, batch_size=4)
+    assert result.draws == {} and result.state.step == 7
+    assert torch.equal(result.state.params["w"], torch.full((2, 3), 7.0, dtype=F64))
+
+
+def test_families_declare_their_parameters():
+    names = {f: {p.name for p in fam.params} for f, fam in FAMILIES.items()}
+    assert {"n_chains", "n_burnin", "n_samples", "thinning", "batch_size"} <= names["sampler"]
+    assert {"n_iter", "learning_rate", "batch_size", "n_samples"} <= names["optimization"]
+    assert {"n_estimators", "n_iter", "learning_rate", "batch_size"} <= names["ensemble"]
+    assert FAMILIES["ensemble"].n_batch({"n_estimators": 7}) == 7
+    assert FAMILIES["optimization"].n_batch({}) == 1
+
+
+def test_lr_schedule():
+    s = lr_schedule("cosine", 2.0, 10)
+    assert [s(t) for t in (0, 5)] == [2.0, 2.0] and s(10) == 0.0
+    assert s(6) > s(8) > s(9) > 0
+    assert lr_schedule("constant", 2.0, 10)(9) == 2.0
+    with pytest.raises(ValueError, match="lr_schedule"):
+        lr_schedule("bogus", 1.0, 10)
+
+
+def test_adam_matches_torch_optim():
+    p = {"x": torch.tensor([1.0, -2.0], dtype=F64)}
+    leaf = torch.nn.Parameter(p["x"].clone())
+    opt = torch.optim.Adam([leaf], lr=0.05)
+    state = adam_init(p)
+    for t in range(20):
+        grad = torch.tensor([3.0, -1.0], dtype=F64) * (t + 1) - p["x"]
+        p, state = adam_step(p, {"x": grad}, state, 0.05)
+        opt.zero_grad()
+        leaf.grad = -(torch.tensor([3.0, -1.0], dtype=F64) * (t + 1) - leaf.detach())
+        opt.step()
+    torch.testing.assert_close(p["x"], leaf.detach(), rtol=1e-12, atol=1e-12)
