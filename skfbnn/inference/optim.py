@@ -51,11 +51,16 @@ def adam_step(
     """
     b1, b2 = betas
     t = state.t + 1
-    m = {k: b1 * state.m[k] + (1 - b1) * g for k, g in grads.items()}
-    v = {k: b2 * state.v[k] + (1 - b2) * g * g for k, g in grads.items()}
+    keys = list(grads)
+    g = [grads[k] for k in keys]
+    # torch._foreach_* (out-of-place) batch the element-wise maths over all tensors
+    m = torch._foreach_add(torch._foreach_mul([state.m[k] for k in keys], b1), g,
+                           alpha=1 - b1)
+    v = torch._foreach_add(torch._foreach_mul([state.v[k] for k in keys], b2),
+                           torch._foreach_mul(g, g), alpha=1 - b2)
+    denom = torch._foreach_add(torch._foreach_sqrt(v), eps * math.sqrt(1 - b2**t))
     scale = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
-    new = {
-        k: p + scale * m[k] / (v[k].sqrt() + eps * math.sqrt(1 - b2**t)) if k in grads else p
-        for k, p in params.items()
-    }
-    return new, AdamState(m, v, t)
+    moved = torch._foreach_add([params[k] for k in keys], torch._foreach_div(m, denom),
+                               alpha=scale)
+    new = {**params, **dict(zip(keys, moved, strict=True))}
+    return new, AdamState(dict(zip(keys, m, strict=True)), dict(zip(keys, v, strict=True)), t)

@@ -112,16 +112,17 @@ def _elbo(variational: Params, batch: Batch, gen, problem: BayesProblem, n_mc: i
     std = {k[2:]: torch.nn.functional.softplus(v)
            for k, v in variational.items() if k.startswith("r:")}
     n_sets = next(iter(mean.values())).shape[0]
+    repeat = (lambda t: t) if n_mc == 1 else (lambda t: t.repeat_interleave(n_mc, 0))
     draws = {}
     for k, m in mean.items():
-        m = m.repeat_interleave(n_mc, 0)
+        m = repeat(m)
         if k in std:
-            s = std[k].repeat_interleave(n_mc, 0)
-            m = m + s * torch.randn(m.shape, generator=gen, device=m.device, dtype=m.dtype)
+            eps = torch.randn(m.shape, generator=gen, device=m.device, dtype=m.dtype)
+            m = m + repeat(std[k]) * eps
         draws[k] = m
     x, y = batch["x"], batch["y"]
     if x.dim() == 3:
-        x, y = x.repeat_interleave(n_mc, 0), y.repeat_interleave(n_mc, 0)
+        x, y = repeat(x), repeat(y)
     loglik = problem.likelihood.log_prob(problem.forward(draws, x), y, draws)
     loglik = loglik.reshape(n_sets, n_mc).mean(1)
     div = divergence(mean, std, problem.prior.std, kind)
