@@ -1,17 +1,11 @@
 """Public estimators."""
 
 from ._ensemble import DeepEnsembleClassifier, DeepEnsembleRegressor
+from ._fsghmc import FunctionalSGHMCClassifier, FunctionalSGHMCRegressor
+from ._fsgld import FunctionalSGLDClassifier, FunctionalSGLDRegressor
 from ._generic import BayesianNetClassifier, BayesianNetRegressor
-from ._sgmcmc import (
-    FunctionalSGHMCClassifier,
-    FunctionalSGHMCRegressor,
-    FunctionalSGLDClassifier,
-    FunctionalSGLDRegressor,
-    SGHMCClassifier,
-    SGHMCRegressor,
-    SGLDClassifier,
-    SGLDRegressor,
-)
+from ._sghmc import SGHMCClassifier, SGHMCRegressor
+from ._sgld import SGLDClassifier, SGLDRegressor
 from ._variational import BBBClassifier, BBBRegressor
 
 __all__ = [

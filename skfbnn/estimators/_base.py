@@ -34,7 +34,7 @@ from ..priors.functional import FunctionalPrior, FunctionPrior
 from ..priors.gp import GPPrior, make_kernel
 from ..priors.measurement import MeasurementSampler
 from ..priors.weight import WeightPrior
-from ._params import COMMON, GENERIC, Param, format_params, make_init, method_params
+from ._params import COMMON, GENERIC, Param, method_params
 
 __all__ = ["BayesianNetBase"]
 
@@ -60,11 +60,10 @@ class BayesianNetBase(BaseEstimator):
         super().__init_subclass__(**kwargs)
         if "_method" not in cls.__dict__ and "_generic" not in cls.__dict__:
             return
-        params = cls._declared_params()
-        cls.__init__ = make_init(params)
-        cls._parameter_constraints = {p.name: p.constraints for p in params}
-        if cls.__doc__ and "{parameters}" in cls.__doc__:
-            cls.__doc__ = cls.__doc__.replace("{parameters}", format_params(params))
+        # ``__init__`` and the docstring's Parameters section are written into the
+        # class source by tools/generate_estimators.py; the constraints (objects
+        # without a literal form) are computed here from the same tables.
+        cls._parameter_constraints = {p.name: p.constraints for p in cls._declared_params()}
 
     @classmethod
     def _declared_params(cls) -> list[Param]:

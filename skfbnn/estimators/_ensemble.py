@@ -21,7 +21,44 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
     ``kind="aleatoric"`` the root mean of the heads' variances. With
     ``prior_std`` each member is a MAP estimate under a Gaussian weight prior.
 
-    {parameters}
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(50,)
+        Widths of the hidden layers; ``()`` is a linear model.
+    activation : str, default='tanh'
+        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+    random_state : int, RandomState or None, default=None
+        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
+        touched.
+    device : str or torch.device, default='auto'
+        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
+        resolved in ``fit`` to ``device_``.
+    dtype : str, default='float32'
+        Floating-point type of the network maths (GP maths is always float64).
+    verbose : int, default=0
+        0: silent; 1: progress bar with the running log posterior (samplers) or objective
+        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    noise_std : 'learn' or float, default='learn'
+        Observation-noise standard deviation in the units of ``y``, or ``'learn'`` to infer it:
+        samplers sample it with the weights under a weak log-normal prior, Bayes by backprop
+        maximises it under that prior (a point estimate), deep ensembles predict it with a variance
+        head per member.
+    normalize_y : bool, default=True
+        Standardise the targets internally; every output is in original units.
+    n_estimators : int, default=5
+        Ensemble members, trained together (vectorised).
+    n_iter : int, default=3000
+        Optimisation steps (Adam).
+    learning_rate : float, default=0.01
+        Adam step size (peak of the learning-rate schedule).
+    batch_size : int, default=64
+        Minibatch size (full batch when larger than the data).
+    lr_schedule : str, default='cosine'
+        'constant', or 'cosine': constant for the first half of the run, then cosine annealing to
+        zero, so the final iterate settles.
+    prior_std : float or None, default=None
+        Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
+        (BDE); None trains by maximum likelihood.
 
     Attributes
     ----------
@@ -48,11 +85,76 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
 
     _method = "ensemble"
 
+    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
+    def __init__(
+        self,
+        *,
+        hidden_layer_sizes=(50,),
+        activation='tanh',
+        random_state=None,
+        device='auto',
+        dtype='float32',
+        verbose=0,
+        noise_std='learn',
+        normalize_y=True,
+        n_estimators=5,
+        n_iter=3000,
+        learning_rate=0.01,
+        batch_size=64,
+        lr_schedule='cosine',
+        prior_std=None,
+    ) -> None:
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+        self.verbose = verbose
+        self.noise_std = noise_std
+        self.normalize_y = normalize_y
+        self.n_estimators = n_estimators
+        self.n_iter = n_iter
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.lr_schedule = lr_schedule
+        self.prior_std = prior_std
+    # END GENERATED __init__
+
 
 class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
     """Deep-ensemble classification: ``predict_proba`` is the mean of member probabilities.
 
-    {parameters}
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(50,)
+        Widths of the hidden layers; ``()`` is a linear model.
+    activation : str, default='tanh'
+        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+    random_state : int, RandomState or None, default=None
+        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
+        touched.
+    device : str or torch.device, default='auto'
+        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
+        resolved in ``fit`` to ``device_``.
+    dtype : str, default='float32'
+        Floating-point type of the network maths (GP maths is always float64).
+    verbose : int, default=0
+        0: silent; 1: progress bar with the running log posterior (samplers) or objective
+        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    n_estimators : int, default=5
+        Ensemble members, trained together (vectorised).
+    n_iter : int, default=3000
+        Optimisation steps (Adam).
+    learning_rate : float, default=0.01
+        Adam step size (peak of the learning-rate schedule).
+    batch_size : int, default=64
+        Minibatch size (full batch when larger than the data).
+    lr_schedule : str, default='cosine'
+        'constant', or 'cosine': constant for the first half of the run, then cosine annealing to
+        zero, so the final iterate settles.
+    prior_std : float or None, default=None
+        Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
+        (BDE); None trains by maximum likelihood.
 
     Examples
     --------
@@ -65,3 +167,34 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
     """
 
     _method = "ensemble"
+
+    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
+    def __init__(
+        self,
+        *,
+        hidden_layer_sizes=(50,),
+        activation='tanh',
+        random_state=None,
+        device='auto',
+        dtype='float32',
+        verbose=0,
+        n_estimators=5,
+        n_iter=3000,
+        learning_rate=0.01,
+        batch_size=64,
+        lr_schedule='cosine',
+        prior_std=None,
+    ) -> None:
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+        self.verbose = verbose
+        self.n_estimators = n_estimators
+        self.n_iter = n_iter
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.lr_schedule = lr_schedule
+        self.prior_std = prior_std
+    # END GENERATED __init__

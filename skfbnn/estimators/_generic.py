@@ -17,7 +17,35 @@ class BayesianNetRegressor(RegressorMixin, BayesianRegressorBase):
     the named estimator of that method (here :class:`FunctionalSGLDRegressor`)
     with the given parameters; see ``skfbnn methods`` for the list.
 
-    {parameters}
+    Parameters
+    ----------
+    method : str, default='fsgld'
+        Registered inference method, one of ['bbb', 'ensemble', 'fsghmc', 'fsgld', 'sghmc', 'sgld'].
+    method_params : dict or None, default=None
+        Hyperparameters of the method (the named estimator's parameters beyond the common ones);
+        unspecified ones take that estimator's defaults.
+    hidden_layer_sizes : tuple of int, default=(50,)
+        Widths of the hidden layers; ``()`` is a linear model.
+    activation : str, default='tanh'
+        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+    random_state : int, RandomState or None, default=None
+        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
+        touched.
+    device : str or torch.device, default='auto'
+        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
+        resolved in ``fit`` to ``device_``.
+    dtype : str, default='float32'
+        Floating-point type of the network maths (GP maths is always float64).
+    verbose : int, default=0
+        0: silent; 1: progress bar with the running log posterior (samplers) or objective
+        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    noise_std : 'learn' or float, default='learn'
+        Observation-noise standard deviation in the units of ``y``, or ``'learn'`` to infer it:
+        samplers sample it with the weights under a weak log-normal prior, Bayes by backprop
+        maximises it under that prior (a point estimate), deep ensembles predict it with a variance
+        head per member.
+    normalize_y : bool, default=True
+        Standardise the targets internally; every output is in original units.
 
     Examples
     --------
@@ -32,11 +60,59 @@ class BayesianNetRegressor(RegressorMixin, BayesianRegressorBase):
 
     _generic = True
 
+    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
+    def __init__(
+        self,
+        *,
+        method='fsgld',
+        method_params=None,
+        hidden_layer_sizes=(50,),
+        activation='tanh',
+        random_state=None,
+        device='auto',
+        dtype='float32',
+        verbose=0,
+        noise_std='learn',
+        normalize_y=True,
+    ) -> None:
+        self.method = method
+        self.method_params = method_params
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+        self.verbose = verbose
+        self.noise_std = noise_std
+        self.normalize_y = normalize_y
+    # END GENERATED __init__
+
 
 class BayesianNetClassifier(ClassifierMixin, BayesianClassifierBase):
     """Bayesian neural-network classification with any registered inference method.
 
-    {parameters}
+    Parameters
+    ----------
+    method : str, default='fsgld'
+        Registered inference method, one of ['bbb', 'ensemble', 'fsghmc', 'fsgld', 'sghmc', 'sgld'].
+    method_params : dict or None, default=None
+        Hyperparameters of the method (the named estimator's parameters beyond the common ones);
+        unspecified ones take that estimator's defaults.
+    hidden_layer_sizes : tuple of int, default=(50,)
+        Widths of the hidden layers; ``()`` is a linear model.
+    activation : str, default='tanh'
+        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+    random_state : int, RandomState or None, default=None
+        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
+        touched.
+    device : str or torch.device, default='auto'
+        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
+        resolved in ``fit`` to ``device_``.
+    dtype : str, default='float32'
+        Floating-point type of the network maths (GP maths is always float64).
+    verbose : int, default=0
+        0: silent; 1: progress bar with the running log posterior (samplers) or objective
+        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
 
     Examples
     --------
@@ -50,3 +126,26 @@ class BayesianNetClassifier(ClassifierMixin, BayesianClassifierBase):
     """
 
     _generic = True
+
+    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
+    def __init__(
+        self,
+        *,
+        method='fsgld',
+        method_params=None,
+        hidden_layer_sizes=(50,),
+        activation='tanh',
+        random_state=None,
+        device='auto',
+        dtype='float32',
+        verbose=0,
+    ) -> None:
+        self.method = method
+        self.method_params = method_params
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+        self.verbose = verbose
+    # END GENERATED __init__

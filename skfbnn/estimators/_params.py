@@ -1,13 +1,16 @@
 """Hyperparameter tables: one source for names, defaults, constraints and docs.
 
-Each estimator's ``__init__`` signature, ``_parameter_constraints`` and the
-Parameters section of its docstring are generated from these tables, so a
-parameter is declared once however many estimators share it.
+Each estimator's ``__init__`` and the Parameters section of its docstring are
+generated from these tables into the estimator modules by
+``tools/generate_estimators.py`` (``tests/estimators/test_generated.py`` checks
+that they are current); ``_parameter_constraints`` is computed from them when
+the class is created. A parameter is declared once however many estimators
+share it.
 """
 
 from __future__ import annotations
 
-import inspect
+import textwrap
 from numbers import Integral, Real
 
 import torch
@@ -25,7 +28,6 @@ __all__ = [
     "REGRESSION",
     "GENERIC",
     "method_params",
-    "make_init",
     "format_params",
 ]
 
@@ -47,15 +49,18 @@ COMMON = [
     _p("dtype", "float32", [StrOptions({"float32", "float64"})], "str",
        "Floating-point type of the network maths (GP maths is always float64)."),
     _p("verbose", 0, ["verbose"], "int",
-       "0: silent; 1: progress bar with the running log posterior; 2: also "
-       "per-chain log lines on the ``skfbnn`` logger."),
+       "0: silent; 1: progress bar with the running log posterior (samplers) or "
+       "objective (optimisers); 2: also per-chain (per-member) log lines on the "
+       "``skfbnn`` logger."),
 ]
 
 REGRESSION = [
     _p("noise_std", "learn", [StrOptions({"learn"}), Interval(Real, 0, None, closed="neither")],
        "'learn' or float",
        "Observation-noise standard deviation in the units of ``y``, or ``'learn'`` "
-       "to sample it with the weights under a weak log-normal prior."),
+       "to infer it: samplers sample it with the weights under a weak log-normal "
+       "prior, Bayes by backprop maximises it under that prior (a point estimate), "
+       "deep ensembles predict it with a variance head per member."),
     _p("normalize_y", True, ["boolean"], "bool",
        "Standardise the targets internally; every output is in original units."),
 ]
@@ -119,27 +124,17 @@ def method_params(method: str) -> list[Param]:
     return merge(merge(FAMILIES[spec.family].params, own, PRIORS[spec.prior]), own)
 
 
-def make_init(params: list[Param]):
-    """An ``__init__`` that stores keyword-only arguments, with an explicit signature."""
-    signature = inspect.Signature(
-        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-        + [
-            inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
-            for p in params
-        ]
-    )
+def format_params(params: list[Param], indent: str = "    ", width: int = 100) -> str:
+    """The numpydoc Parameters section for ``params``, indented for a class docstring.
 
-    def __init__(self, **kwargs):
-        bound = signature.bind(self, **kwargs)
-        bound.apply_defaults()
-        for name, value in list(bound.arguments.items())[1:]:
-            setattr(self, name, value)
-
-    __init__.__signature__ = signature
-    return __init__
-
-
-def format_params(params: list[Param], indent: str = "    ") -> str:
-    """The numpydoc Parameters section for ``params``, indented for a class docstring."""
-    lines = ["Parameters", "----------", *"\n".join(p.doc for p in params).splitlines()]
+    The first line is not indented (it replaces text already at ``indent``);
+    descriptions are wrapped so that no line, ``indent`` included, exceeds ``width``.
+    """
+    lines = ["Parameters", "----------"]
+    for p in params:
+        header, _, text = p.doc.partition("\n")
+        lines.append(header)
+        lines += textwrap.wrap(" ".join(text.split()), width - len(indent),
+                               initial_indent="    ", subsequent_indent="    ",
+                               break_long_words=False, break_on_hyphens=False)
     return ("\n" + indent).join(lines)

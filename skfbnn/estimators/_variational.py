@@ -19,7 +19,50 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
     distance instead). ``n_samples`` weight draws are fixed at fit time and
     make every prediction. A learned observation noise is a point estimate.
 
-    {parameters}
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(50,)
+        Widths of the hidden layers; ``()`` is a linear model.
+    activation : str, default='tanh'
+        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+    random_state : int, RandomState or None, default=None
+        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
+        touched.
+    device : str or torch.device, default='auto'
+        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
+        resolved in ``fit`` to ``device_``.
+    dtype : str, default='float32'
+        Floating-point type of the network maths (GP maths is always float64).
+    verbose : int, default=0
+        0: silent; 1: progress bar with the running log posterior (samplers) or objective
+        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    noise_std : 'learn' or float, default='learn'
+        Observation-noise standard deviation in the units of ``y``, or ``'learn'`` to infer it:
+        samplers sample it with the weights under a weak log-normal prior, Bayes by backprop
+        maximises it under that prior (a point estimate), deep ensembles predict it with a variance
+        head per member.
+    normalize_y : bool, default=True
+        Standardise the targets internally; every output is in original units.
+    n_iter : int, default=3000
+        Optimisation steps (Adam).
+    learning_rate : float, default=0.01
+        Adam step size (peak of the learning-rate schedule).
+    batch_size : int, default=64
+        Minibatch size (full batch when larger than the data).
+    lr_schedule : str, default='cosine'
+        'constant', or 'cosine': constant for the first half of the run, then cosine annealing to
+        zero, so the final iterate settles.
+    n_samples : int, default=100
+        Posterior draws fixed at fit time and used for every prediction.
+    n_mc : int, default=1
+        Monte-Carlo weight draws per step for the expected log-likelihood.
+    divergence : str, default='kl'
+        Regulariser towards the weight prior: 'kl' (Bayes by backprop) or 'w2' (squared
+        2-Wasserstein distance between the Gaussians, WBNN).
+    init_std : float, default=0.01
+        Initial standard deviation of every variational factor.
+    prior_std : float, default=1.0
+        Standard deviation of the isotropic Gaussian weight prior.
 
     Attributes
     ----------
@@ -47,6 +90,47 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
 
     _method = "bbb"
 
+    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
+    def __init__(
+        self,
+        *,
+        hidden_layer_sizes=(50,),
+        activation='tanh',
+        random_state=None,
+        device='auto',
+        dtype='float32',
+        verbose=0,
+        noise_std='learn',
+        normalize_y=True,
+        n_iter=3000,
+        learning_rate=0.01,
+        batch_size=64,
+        lr_schedule='cosine',
+        n_samples=100,
+        n_mc=1,
+        divergence='kl',
+        init_std=0.01,
+        prior_std=1.0,
+    ) -> None:
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+        self.verbose = verbose
+        self.noise_std = noise_std
+        self.normalize_y = normalize_y
+        self.n_iter = n_iter
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.lr_schedule = lr_schedule
+        self.n_samples = n_samples
+        self.n_mc = n_mc
+        self.divergence = divergence
+        self.init_std = init_std
+        self.prior_std = prior_std
+    # END GENERATED __init__
+
 
 class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
     """Bayesian neural-network classification by Bayes by backprop.
@@ -54,7 +138,43 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
     ``predict_proba`` averages the softmax over ``n_samples`` weight draws
     fixed at fit time.
 
-    {parameters}
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(50,)
+        Widths of the hidden layers; ``()`` is a linear model.
+    activation : str, default='tanh'
+        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+    random_state : int, RandomState or None, default=None
+        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
+        touched.
+    device : str or torch.device, default='auto'
+        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
+        resolved in ``fit`` to ``device_``.
+    dtype : str, default='float32'
+        Floating-point type of the network maths (GP maths is always float64).
+    verbose : int, default=0
+        0: silent; 1: progress bar with the running log posterior (samplers) or objective
+        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    n_iter : int, default=3000
+        Optimisation steps (Adam).
+    learning_rate : float, default=0.01
+        Adam step size (peak of the learning-rate schedule).
+    batch_size : int, default=64
+        Minibatch size (full batch when larger than the data).
+    lr_schedule : str, default='cosine'
+        'constant', or 'cosine': constant for the first half of the run, then cosine annealing to
+        zero, so the final iterate settles.
+    n_samples : int, default=100
+        Posterior draws fixed at fit time and used for every prediction.
+    n_mc : int, default=1
+        Monte-Carlo weight draws per step for the expected log-likelihood.
+    divergence : str, default='kl'
+        Regulariser towards the weight prior: 'kl' (Bayes by backprop) or 'w2' (squared
+        2-Wasserstein distance between the Gaussians, WBNN).
+    init_std : float, default=0.01
+        Initial standard deviation of every variational factor.
+    prior_std : float, default=1.0
+        Standard deviation of the isotropic Gaussian weight prior.
 
     Examples
     --------
@@ -67,3 +187,40 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
     """
 
     _method = "bbb"
+
+    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
+    def __init__(
+        self,
+        *,
+        hidden_layer_sizes=(50,),
+        activation='tanh',
+        random_state=None,
+        device='auto',
+        dtype='float32',
+        verbose=0,
+        n_iter=3000,
+        learning_rate=0.01,
+        batch_size=64,
+        lr_schedule='cosine',
+        n_samples=100,
+        n_mc=1,
+        divergence='kl',
+        init_std=0.01,
+        prior_std=1.0,
+    ) -> None:
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+        self.verbose = verbose
+        self.n_iter = n_iter
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.lr_schedule = lr_schedule
+        self.n_samples = n_samples
+        self.n_mc = n_mc
+        self.divergence = divergence
+        self.init_std = init_std
+        self.prior_std = prior_std
+    # END GENERATED __init__

@@ -1,0 +1,225 @@
+"""SGHMC (stochastic-gradient Hamiltonian Monte Carlo) with a Gaussian weight prior.
+
+``__init__`` and the Parameters sections are generated from the parameter
+tables by ``tools/generate_estimators.py``; edit the tables, not this file's
+generated parts.
+"""
+
+from __future__ import annotations
+
+from sklearn.base import ClassifierMixin, RegressorMixin
+
+from ._classification import BayesianClassifierBase
+from ._regression import BayesianRegressorBase
+
+__all__ = ["SGHMCRegressor", "SGHMCClassifier"]
+
+
+class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
+    """Bayesian neural-network regression by SGHMC with a Gaussian weight prior.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(50,)
+        Widths of the hidden layers; ``()`` is a linear model.
+    activation : str, default='tanh'
+        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+    random_state : int, RandomState or None, default=None
+        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
+        touched.
+    device : str or torch.device, default='auto'
+        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
+        resolved in ``fit`` to ``device_``.
+    dtype : str, default='float32'
+        Floating-point type of the network maths (GP maths is always float64).
+    verbose : int, default=0
+        0: silent; 1: progress bar with the running log posterior (samplers) or objective
+        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    noise_std : 'learn' or float, default='learn'
+        Observation-noise standard deviation in the units of ``y``, or ``'learn'`` to infer it:
+        samplers sample it with the weights under a weak log-normal prior, Bayes by backprop
+        maximises it under that prior (a point estimate), deep ensembles predict it with a variance
+        head per member.
+    normalize_y : bool, default=True
+        Standardise the targets internally; every output is in original units.
+    n_chains : int, default=4
+        Independent chains, vectorised over a leading batch dimension.
+    n_burnin : int, default=2000
+        Steps discarded before the first kept draw.
+    n_samples : int, default=25
+        Draws kept per chain.
+    thinning : int, default=40
+        Steps between kept draws.
+    batch_size : int, default=64
+        Minibatch size (full batch when larger than the data).
+    schedule : str, default='decay'
+        Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
+        cycles).
+    temperature : float, default=1.0
+        Posterior temperature multiplying the injected noise (1 = Bayes).
+    step_size : float, default=0.003
+        Step size per datum: the update uses ``step_size / n_train`` so the same value suits data
+        sets of any size.
+    friction : float, default=0.05
+        SGHMC momentum decay per step (1 turns SGHMC into SGLD).
+    n_leapfrog : int or None, default=50
+        Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes.
+    prior_std : float, default=1.0
+        Standard deviation of the isotropic Gaussian weight prior.
+
+    Examples
+    --------
+    >>> from skfbnn import SGHMCRegressor
+    >>> from skfbnn.datasets import make_oscillation
+    >>> X, y = make_oscillation(random_state=0)
+    >>> est = SGHMCRegressor(n_chains=2, n_burnin=200, n_samples=10, thinning=5,
+    ...                      random_state=0).fit(X, y)
+    >>> est.sample_y(X[:4], n_samples=3).shape
+    (4, 3)
+    """
+
+    _method = "sghmc"
+
+    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
+    def __init__(
+        self,
+        *,
+        hidden_layer_sizes=(50,),
+        activation='tanh',
+        random_state=None,
+        device='auto',
+        dtype='float32',
+        verbose=0,
+        noise_std='learn',
+        normalize_y=True,
+        n_chains=4,
+        n_burnin=2000,
+        n_samples=25,
+        thinning=40,
+        batch_size=64,
+        schedule='decay',
+        temperature=1.0,
+        step_size=0.003,
+        friction=0.05,
+        n_leapfrog=50,
+        prior_std=1.0,
+    ) -> None:
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+        self.verbose = verbose
+        self.noise_std = noise_std
+        self.normalize_y = normalize_y
+        self.n_chains = n_chains
+        self.n_burnin = n_burnin
+        self.n_samples = n_samples
+        self.thinning = thinning
+        self.batch_size = batch_size
+        self.schedule = schedule
+        self.temperature = temperature
+        self.step_size = step_size
+        self.friction = friction
+        self.n_leapfrog = n_leapfrog
+        self.prior_std = prior_std
+    # END GENERATED __init__
+
+
+class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
+    """Bayesian neural-network classification by SGHMC with a Gaussian weight prior.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(50,)
+        Widths of the hidden layers; ``()`` is a linear model.
+    activation : str, default='tanh'
+        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+    random_state : int, RandomState or None, default=None
+        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
+        touched.
+    device : str or torch.device, default='auto'
+        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
+        resolved in ``fit`` to ``device_``.
+    dtype : str, default='float32'
+        Floating-point type of the network maths (GP maths is always float64).
+    verbose : int, default=0
+        0: silent; 1: progress bar with the running log posterior (samplers) or objective
+        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    n_chains : int, default=4
+        Independent chains, vectorised over a leading batch dimension.
+    n_burnin : int, default=2000
+        Steps discarded before the first kept draw.
+    n_samples : int, default=25
+        Draws kept per chain.
+    thinning : int, default=40
+        Steps between kept draws.
+    batch_size : int, default=64
+        Minibatch size (full batch when larger than the data).
+    schedule : str, default='decay'
+        Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
+        cycles).
+    temperature : float, default=1.0
+        Posterior temperature multiplying the injected noise (1 = Bayes).
+    step_size : float, default=0.003
+        Step size per datum: the update uses ``step_size / n_train`` so the same value suits data
+        sets of any size.
+    friction : float, default=0.05
+        SGHMC momentum decay per step (1 turns SGHMC into SGLD).
+    n_leapfrog : int or None, default=50
+        Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes.
+    prior_std : float, default=1.0
+        Standard deviation of the isotropic Gaussian weight prior.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from skfbnn import SGHMCClassifier
+    >>> X, y = make_moons(60, noise=0.2, random_state=0)
+    >>> SGHMCClassifier(n_chains=2, n_burnin=200, n_samples=10, thinning=5,
+    ...                 random_state=0).fit(X, y).predict(X[:3]).shape
+    (3,)
+    """
+
+    _method = "sghmc"
+
+    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
+    def __init__(
+        self,
+        *,
+        hidden_layer_sizes=(50,),
+        activation='tanh',
+        random_state=None,
+        device='auto',
+        dtype='float32',
+        verbose=0,
+        n_chains=4,
+        n_burnin=2000,
+        n_samples=25,
+        thinning=40,
+        batch_size=64,
+        schedule='decay',
+        temperature=1.0,
+        step_size=0.003,
+        friction=0.05,
+        n_leapfrog=50,
+        prior_std=1.0,
+    ) -> None:
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+        self.verbose = verbose
+        self.n_chains = n_chains
+        self.n_burnin = n_burnin
+        self.n_samples = n_samples
+        self.thinning = thinning
+        self.batch_size = batch_size
+        self.schedule = schedule
+        self.temperature = temperature
+        self.step_size = step_size
+        self.friction = friction
+        self.n_leapfrog = n_leapfrog
+        self.prior_std = prior_std
+    # END GENERATED __init__
