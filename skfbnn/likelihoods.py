@@ -123,12 +123,24 @@ class HeteroscedasticGaussianLikelihood:
 
     The network has ``2k`` outputs; the second half ``r`` gives the variance
     ``softplus(r) + min_variance`` (Lakshminarayanan et al. 2017).
+
+    Parameters
+    ----------
+    min_variance : float, default=1e-6
+        Floor of the predicted variance (standardised units).
+    beta : float, default=0.0
+        beta-NLL weighting (Seitzer et al. 2022): each point's log density is
+        multiplied by its predicted variance to the power ``beta``, held
+        constant for the gradient. ``0`` is the Gaussian log-likelihood; with
+        ``beta > 0`` points with a large predicted variance keep pulling the
+        mean, so the fit cannot settle on explaining residuals as noise.
     """
 
     learned = False
 
-    def __init__(self, min_variance: float = 1e-6) -> None:
+    def __init__(self, min_variance: float = 1e-6, beta: float = 0.0) -> None:
         self.min_variance = min_variance
+        self.beta = beta
 
     def n_outputs(self, k: int) -> int:
         """Network outputs needed for ``k`` targets."""
@@ -143,10 +155,13 @@ class HeteroscedasticGaussianLikelihood:
         return out[..., :k], torch.nn.functional.softplus(out[..., k:]) + self.min_variance
 
     def log_prob(self, out: Tensor, y: Tensor, params: Params) -> Tensor:
-        """``sum_i log N(y_i; mu_i, var_i)``, ``(C,)``."""
+        """``sum_i w_i log N(y_i; mu_i, var_i)`` with ``w_i = sg(var_i)^beta``, ``(C,)``."""
         mean, var = self._split(out)
         z2 = (y - mean).pow(2) / var
-        return (-0.5 * (z2 + var.log() + math.log(2 * math.pi))).sum((1, 2))
+        terms = -0.5 * (z2 + var.log() + math.log(2 * math.pi))
+        if self.beta:
+            terms = terms * var.detach().pow(self.beta)
+        return terms.sum((1, 2))
 
     def log_prior(self, params: Params) -> float:
         """No parameters of its own."""

@@ -88,3 +88,43 @@ def test_noise_prior_constants_match_documentation():
     lo = math.exp(NOISE_PRIOR_LOC - 1.959964 * NOISE_PRIOR_SCALE)
     hi = math.exp(NOISE_PRIOR_LOC + 1.959964 * NOISE_PRIOR_SCALE)
     assert round(lo, 3) == 0.016 and round(hi, 1) == 5.7
+
+
+# ------------------------------------------------------- likelihood objects
+def test_heteroscedastic_heads_log_density_and_beta_weighting():
+    from skfbnn.likelihoods import HeteroscedasticGaussianLikelihood
+
+    gen = torch.Generator().manual_seed(0)
+    out = torch.randn(2, 5, 2, generator=gen, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(5, 1, generator=gen, dtype=torch.float64)
+    plain = HeteroscedasticGaussianLikelihood()
+    mean, var = out[..., :1], torch.nn.functional.softplus(out[..., 1:]) + 1e-6
+    expected = torch.distributions.Normal(mean, var.sqrt()).log_prob(y).sum((1, 2))
+    torch.testing.assert_close(plain.log_prob(out, y, {}), expected)
+    f, log_std = plain.predictive(out, {})
+    torch.testing.assert_close(f, mean)
+    torch.testing.assert_close(log_std, 0.5 * var.log())
+    weighted = HeteroscedasticGaussianLikelihood(beta=0.5)
+    (grad,) = torch.autograd.grad(weighted.log_prob(out, y, {}).sum(), out)
+    expected_mean_grad = (y - mean) / var * var.detach().sqrt()  # beta-NLL: var^beta scaling
+    torch.testing.assert_close(grad[..., :1], expected_mean_grad.detach())
+
+
+def test_gaussian_likelihood_fixed_and_learned_noise():
+    from skfbnn.likelihoods import NOISE_PRIOR_LOC, GaussianLikelihood
+
+    f = torch.zeros(3, 4, 2, dtype=torch.float64)
+    y = torch.ones(4, 2, dtype=torch.float64)
+    fixed = GaussianLikelihood([0.5, 2.0])
+    assert not fixed.learned and fixed.init_params(3, 2, "cpu", torch.float64) == {}
+    expected = torch.distributions.Normal(0.0, torch.tensor([0.5, 2.0])).log_prob(
+        torch.ones(4, 2)).sum().double()
+    torch.testing.assert_close(fixed.log_prob(f, y, {}), expected.expand(3))
+    assert fixed.log_prior({}) == 0.0
+    learned = GaussianLikelihood(None)
+    params = learned.init_params(3, 2, "cpu", torch.float64)
+    assert params["log_noise"].shape == (3, 2)
+    assert torch.all(params["log_noise"] == NOISE_PRIOR_LOC)
+    assert learned.log_prior(params).shape == (3,)
+    _, log_std = learned.predictive(f, params)
+    assert log_std.shape == (3, 1, 2)

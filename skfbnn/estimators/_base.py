@@ -55,6 +55,7 @@ class BayesianNetBase(BaseEstimator):
     _method: str | None = None
     _generic: bool = False
     _task_params: list[Param] = []
+    _task: str = "regression"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -69,7 +70,7 @@ class BayesianNetBase(BaseEstimator):
     def _declared_params(cls) -> list[Param]:
         if cls._generic:
             return [*GENERIC, *COMMON, *cls._task_params]
-        return [*COMMON, *cls._task_params, *method_params(cls._method)]
+        return [*COMMON, *cls._task_params, *method_params(cls._method, cls._task)]
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -103,7 +104,7 @@ class BayesianNetBase(BaseEstimator):
         gen = make_generator(spawn_seed(self.random_state), device)
         Xt = to_tensor(X, device, dtype)
         yt, n_targets = self._encode_target(y, device, dtype)
-        likelihood = self._make_likelihood(spec)
+        likelihood = self._make_likelihood(spec, hyper)
         network = build_mlp(X.shape[1], likelihood.n_outputs(n_targets), sizes, self.activation)
         n_batch = family.n_batch(hyper)
         params = init_params(network, n_batch, gen, device=device, dtype=dtype)
@@ -135,9 +136,9 @@ class BayesianNetBase(BaseEstimator):
 
     def _method_and_hyper(self) -> tuple[str, dict[str, Any]]:
         if not self._generic:
-            names = [p.name for p in method_params(self._method)]
+            names = [p.name for p in method_params(self._method, self._task)]
             return self._method, {name: getattr(self, name) for name in names}
-        params = method_params(self.method)
+        params = method_params(self.method, self._task)
         given = dict(self.method_params or {})
         unknown = sorted(set(given) - {p.name for p in params})
         if unknown:

@@ -21,6 +21,7 @@ class BayesianClassifierBase(BayesianNetBase):
     """Classification: one logit per class, ``predict_proba`` = mean of draw softmaxes."""
 
     _task_params: list = []
+    _task = "classification"
 
     def _validate_fit_data(self, X: Any, y: Any):
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
@@ -40,7 +41,7 @@ class BayesianClassifierBase(BayesianNetBase):
         encoded = self._encode_labels(y)
         return torch.as_tensor(encoded, dtype=torch.long, device=device), len(self.classes_)
 
-    def _make_likelihood(self, spec):
+    def _make_likelihood(self, spec, hyper):
         return CategoricalLikelihood()
 
     def _probe_summary(self, f: torch.Tensor) -> torch.Tensor:

@@ -59,6 +59,10 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
     prior_std : float or None, default=None
         Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
         (BDE); None trains by maximum likelihood.
+    nll_beta : float, default=0.0
+        beta-NLL weight of the variance heads (Seitzer et al. 2022): each point's log-likelihood is
+        weighted by its predicted variance to the power beta (constant for the gradient); 0 is the
+        plain Gaussian likelihood. Used only with noise_std='learn'.
 
     Attributes
     ----------
@@ -103,6 +107,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         batch_size=64,
         lr_schedule='cosine',
         prior_std=None,
+        nll_beta=0.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -118,6 +123,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule
         self.prior_std = prior_std
+        self.nll_beta = nll_beta
     # END GENERATED __init__
 
 

@@ -111,16 +111,18 @@ PRIORS = {
 }
 
 
-def method_params(method: str) -> list[Param]:
+def method_params(method: str, task: str = "regression") -> list[Param]:
     """The parameters a registered method needs beyond ``COMMON`` and the task's.
 
     Its family's run-policy parameters, the method module's own ``HYPER``
-    table and its prior's parameters; an entry of ``HYPER`` replaces a
-    family or prior entry of the same name (e.g. the ensemble's optional
-    ``prior_std``).
+    table (plus ``REGRESSION_HYPER`` for regressors: options of the
+    method's noise model) and its prior's parameters; an entry of ``HYPER``
+    replaces a family or prior entry of the same name (e.g. the ensemble's
+    optional ``prior_std``).
     """
     spec = METHODS[method]
-    own = spec.module.HYPER
+    own = (*spec.module.HYPER, *(getattr(spec.module, "REGRESSION_HYPER", ())
+                                 if task == "regression" else ()))
     return merge(merge(FAMILIES[spec.family].params, own, PRIORS[spec.prior]), own)
 
 

@@ -25,6 +25,7 @@ class BayesianRegressorBase(BayesianNetBase):
     """Regression: Gaussian observation noise, GP-style ``predict`` and ``sample_y``."""
 
     _task_params = REGRESSION
+    _task = "regression"
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -49,12 +50,12 @@ class BayesianRegressorBase(BayesianNetBase):
         Yt = torch.as_tensor((Y - self.y_mean_) / self.y_std_, dtype=dtype).to(device)
         return Yt, Y.shape[1]
 
-    def _make_likelihood(self, spec):
+    def _make_likelihood(self, spec, hyper):
         """Learned noise: shared (a posterior parameter) or per-member heads; or fixed."""
         if self.noise_std != "learn":
             return GaussianLikelihood(self.noise_std / self.y_std_)
         if getattr(spec.module, "NOISE", "shared") == "heads":
-            return HeteroscedasticGaussianLikelihood()
+            return HeteroscedasticGaussianLikelihood(beta=hyper.get("nll_beta", 0.0))
         return GaussianLikelihood(None)
 
     def _check_draws(self, draws) -> None:

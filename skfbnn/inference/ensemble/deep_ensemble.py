@@ -27,7 +27,7 @@ from ..objective import grad_and_value, make_log_posterior
 from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
 
-__all__ = ["HYPER", "NOISE", "EnsembleState", "EnsembleInfo", "init", "update", "build"]
+__all__ = ["HYPER", "REGRESSION_HYPER", "NOISE", "EnsembleState", "EnsembleInfo", "init", "update", "build"]
 
 HYPER = (
     param("prior_std", None, [None, Interval(Real, 0, None, closed="neither")],
@@ -36,6 +36,15 @@ HYPER = (
           "member a MAP estimate (BDE); None trains by maximum likelihood."),
 )
 """Estimator parameters of this method (beyond its family's)."""
+
+REGRESSION_HYPER = (
+    param("nll_beta", 0.0, [Interval(Real, 0, 1, closed="both")], "float",
+          "beta-NLL weight of the variance heads (Seitzer et al. 2022): each point's "
+          "log-likelihood is weighted by its predicted variance to the power beta "
+          "(constant for the gradient); 0 is the plain Gaussian likelihood. Used "
+          "only with noise_std='learn'."),
+)
+"""Regression-only parameters: options of the variance heads."""
 
 NOISE = "heads"
 """Learned regression noise comes from per-member variance heads."""
