@@ -27,7 +27,10 @@ from ..objective import grad_and_value, make_log_posterior
 from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
 
-__all__ = ["HYPER", "REGRESSION_HYPER", "NOISE", "EnsembleState", "EnsembleInfo", "init", "update", "build"]
+__all__ = [
+    "HYPER", "REGRESSION_HYPER", "NOISE", "EnsembleState", "EnsembleInfo", "init", "update",
+    "build",
+]
 
 HYPER = (
     param("prior_std", None, [None, Interval(Real, 0, None, closed="neither")],

@@ -60,7 +60,9 @@ class SGHMCInfo(NamedTuple):
     log_post: Tensor
 
 
-def init(params: Params, batch: Batch | None = None, gen: torch.Generator | None = None) -> SGHMCState:
+def init(
+    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None
+) -> SGHMCState:
     """Start chains at ``params`` with zero momenta (redrawn at step 0)."""
     n_chains = next(iter(params.values())).shape[0]
     momenta = {k: torch.zeros_like(v) for k, v in params.items()}

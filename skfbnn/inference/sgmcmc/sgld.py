@@ -47,7 +47,9 @@ class SGLDInfo(NamedTuple):
     log_post: Tensor
 
 
-def init(params: Params, batch: Batch | None = None, gen: torch.Generator | None = None) -> SGLDState:
+def init(
+    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None
+) -> SGLDState:
     """Start chains at ``params`` (leading chain dimension)."""
     n_chains = next(iter(params.values())).shape[0]
     return SGLDState(params, torch.full((n_chains,), float("nan")), 0)

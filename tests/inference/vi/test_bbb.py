@@ -18,8 +18,8 @@ import torch
 from scipy.stats import norm
 
 from skfbnn import BBBRegressor
-from skfbnn.inference.vi import bbb
 from skfbnn.inference.types import BayesProblem
+from skfbnn.inference.vi import bbb
 from skfbnn.likelihoods import GaussianLikelihood
 from skfbnn.priors.weight import WeightPrior
 
