@@ -116,7 +116,7 @@ class BayesianNetBase(BaseEstimator):
                         **family.build_kwargs(hyper, len(X))}
         )
         measure = getattr(prior, "draw_measure", None)
-        with _progress(self.verbose, family, hyper) as progress:
+        with _progress(self.verbose, family, family.n_steps(hyper, len(X))) as progress:
             result = family.run(transform, params, Xt, yt, gen, hyper, measure=measure,
                                 progress=progress)
         posterior = from_run(spec.posterior, result, hyper.get("n_samples", 1), gen)
@@ -274,7 +274,7 @@ def _nugget(value: str | float, gp: GPPrior, X: torch.Tensor) -> float:
 
 
 @contextmanager
-def _progress(verbose: int, family, hyper: dict):
+def _progress(verbose: int, family, n_steps: int):
     """A progress callback: tqdm bar with the running objective (verbose >= 1) and
     log lines (verbose >= 2)."""
     if not verbose:
@@ -282,7 +282,6 @@ def _progress(verbose: int, family, hyper: dict):
         return
     from tqdm.auto import tqdm
 
-    n_steps = _n_steps(hyper)
     sampler = family.step_name == "step_size"
     label, name = ("log_post", "log posterior") if sampler else ("objective", "objective")
     every = max(1, n_steps // 10)
@@ -299,8 +298,3 @@ def _progress(verbose: int, family, hyper: dict):
 
         yield progress
 
-
-def _n_steps(hyper: dict) -> int:
-    if "n_iter" in hyper:
-        return hyper["n_iter"]
-    return hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]

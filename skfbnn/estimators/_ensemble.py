@@ -47,16 +47,20 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         Standardise the targets internally; every output is in original units.
     n_estimators : int, default=5
         Ensemble members, trained together (vectorised).
-    n_iter : int, default=3000
-        Optimisation steps (Adam).
-    learning_rate : float, default=0.01
+    n_iter : int, default=2000
+        Optimisation steps (Adam), at least (see ``min_epochs``).
+    min_epochs : int, default=0
+        Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
+        n_train / batch_size))`` steps, so large data sets are not under-trained by a fixed step
+        count.
+    learning_rate : float, default=0.003
         Adam step size (peak of the learning-rate schedule).
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     lr_schedule : str, default='cosine'
         'constant', or 'cosine': constant for the first half of the run, then cosine annealing to
         zero, so the final iterate settles.
-    prior_std : float or None, default=None
+    prior_std : float or None, default=1.0
         Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
         (BDE); None trains by maximum likelihood.
     nll_beta : float, default=0.0
@@ -102,11 +106,12 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         noise_std='learn',
         normalize_y=True,
         n_estimators=5,
-        n_iter=3000,
-        learning_rate=0.01,
+        n_iter=2000,
+        min_epochs=0,
+        learning_rate=0.003,
         batch_size=64,
         lr_schedule='cosine',
-        prior_std=None,
+        prior_std=1.0,
         nll_beta=0.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -119,6 +124,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         self.normalize_y = normalize_y
         self.n_estimators = n_estimators
         self.n_iter = n_iter
+        self.min_epochs = min_epochs
         self.learning_rate = learning_rate
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule
@@ -149,16 +155,20 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
     n_estimators : int, default=5
         Ensemble members, trained together (vectorised).
-    n_iter : int, default=3000
-        Optimisation steps (Adam).
-    learning_rate : float, default=0.01
+    n_iter : int, default=2000
+        Optimisation steps (Adam), at least (see ``min_epochs``).
+    min_epochs : int, default=0
+        Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
+        n_train / batch_size))`` steps, so large data sets are not under-trained by a fixed step
+        count.
+    learning_rate : float, default=0.003
         Adam step size (peak of the learning-rate schedule).
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     lr_schedule : str, default='cosine'
         'constant', or 'cosine': constant for the first half of the run, then cosine annealing to
         zero, so the final iterate settles.
-    prior_std : float or None, default=None
+    prior_std : float or None, default=1.0
         Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
         (BDE); None trains by maximum likelihood.
 
@@ -185,11 +195,12 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         dtype='float32',
         verbose=0,
         n_estimators=5,
-        n_iter=3000,
-        learning_rate=0.01,
+        n_iter=2000,
+        min_epochs=0,
+        learning_rate=0.003,
         batch_size=64,
         lr_schedule='cosine',
-        prior_std=None,
+        prior_std=1.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -199,6 +210,7 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         self.verbose = verbose
         self.n_estimators = n_estimators
         self.n_iter = n_iter
+        self.min_epochs = min_epochs
         self.learning_rate = learning_rate
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule

@@ -43,9 +43,13 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         head per member.
     normalize_y : bool, default=True
         Standardise the targets internally; every output is in original units.
-    n_iter : int, default=3000
-        Optimisation steps (Adam).
-    learning_rate : float, default=0.01
+    n_iter : int, default=10000
+        Optimisation steps (Adam), at least (see ``min_epochs``).
+    min_epochs : int, default=0
+        Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
+        n_train / batch_size))`` steps, so large data sets are not under-trained by a fixed step
+        count.
+    learning_rate : float, default=0.003
         Adam step size (peak of the learning-rate schedule).
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
@@ -102,8 +106,9 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         verbose=0,
         noise_std='learn',
         normalize_y=True,
-        n_iter=3000,
-        learning_rate=0.01,
+        n_iter=10000,
+        min_epochs=0,
+        learning_rate=0.003,
         batch_size=64,
         lr_schedule='cosine',
         n_samples=100,
@@ -121,6 +126,7 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         self.noise_std = noise_std
         self.normalize_y = normalize_y
         self.n_iter = n_iter
+        self.min_epochs = min_epochs
         self.learning_rate = learning_rate
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule
@@ -155,9 +161,13 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
     verbose : int, default=0
         0: silent; 1: progress bar with the running log posterior (samplers) or objective
         (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
-    n_iter : int, default=3000
-        Optimisation steps (Adam).
-    learning_rate : float, default=0.01
+    n_iter : int, default=10000
+        Optimisation steps (Adam), at least (see ``min_epochs``).
+    min_epochs : int, default=0
+        Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
+        n_train / batch_size))`` steps, so large data sets are not under-trained by a fixed step
+        count.
+    learning_rate : float, default=0.003
         Adam step size (peak of the learning-rate schedule).
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
@@ -198,8 +208,9 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
         device='auto',
         dtype='float32',
         verbose=0,
-        n_iter=3000,
-        learning_rate=0.01,
+        n_iter=10000,
+        min_epochs=0,
+        learning_rate=0.003,
         batch_size=64,
         lr_schedule='cosine',
         n_samples=100,
@@ -215,6 +226,7 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
         self.dtype = dtype
         self.verbose = verbose
         self.n_iter = n_iter
+        self.min_epochs = min_epochs
         self.learning_rate = learning_rate
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule

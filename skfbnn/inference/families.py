@@ -20,7 +20,7 @@ from .run import RunResult, run
 from .schedules import SCHEDULES, make_schedule
 from .types import Schedule
 
-__all__ = ["Family", "FAMILIES", "lr_schedule"]
+__all__ = ["Family", "FAMILIES", "lr_schedule", "optimisation_steps"]
 
 LR_SCHEDULES = ("constant", "cosine")
 
@@ -41,6 +41,8 @@ class Family(NamedTuple):
         ``run(transform, params, X, y, gen, hyper, **driver_kwargs) -> RunResult``.
     step_name : str
         The parameter to lower when a run diverges.
+    n_steps : callable
+        ``n_steps(hyper, n_data) -> int``: the number of updates of a fit.
     """
 
     params: tuple[Param, ...]
@@ -48,6 +50,7 @@ class Family(NamedTuple):
     build_kwargs: Callable[[dict, int], dict]
     run: Callable[..., RunResult]
     step_name: str
+    n_steps: Callable[[dict, int], int]
 
 
 def _count(name: str, default: int, doc: str, low: int = 1) -> Param:
@@ -70,7 +73,7 @@ SAMPLING = (
 )
 
 
-def _n_steps(hyper: dict) -> int:
+def _n_steps(hyper: dict, n_data: int = 0) -> int:
     return hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]
 
 
@@ -85,24 +88,34 @@ def _run_sampler(transform, params, X, y, gen, hyper, **kwargs) -> RunResult:
                thinning=hyper["thinning"], **kwargs)
 
 
-_OPTIMISATION = (
-    _count("n_iter", 3000, "Optimisation steps (Adam)."),
-    param("learning_rate", 1e-2, [Interval(Real, 0, None, closed="neither")], "float",
-          "Adam step size (peak of the learning-rate schedule)."),
-    _BATCH,
-    param("lr_schedule", "cosine", [StrOptions(set(LR_SCHEDULES))], "str",
-          "'constant', or 'cosine': constant for the first half of the run, then "
-          "cosine annealing to zero, so the final iterate settles."),
-)
+def _optimisation(
+    n_iter: int, learning_rate: float, min_epochs: int = 0
+) -> tuple[Param, ...]:
+    """The optimisers' run policy with these defaults (validation-tuned per family,
+    ``benchmarks/tune_vi_ensemble.py``)."""
+    return (
+        _count("n_iter", n_iter, "Optimisation steps (Adam), at least (see ``min_epochs``)."),
+        _count("min_epochs", min_epochs,
+               "Minimum number of passes over the data: the run takes "
+               "``max(n_iter, ceil(min_epochs * n_train / batch_size))`` steps, so large "
+               "data sets are not under-trained by a fixed step count.", low=0),
+        param("learning_rate", learning_rate, [Interval(Real, 0, None, closed="neither")],
+              "float", "Adam step size (peak of the learning-rate schedule)."),
+        _BATCH,
+        param("lr_schedule", "cosine", [StrOptions(set(LR_SCHEDULES))], "str",
+              "'constant', or 'cosine': constant for the first half of the run, then "
+              "cosine annealing to zero, so the final iterate settles."),
+    )
+
 
 OPTIMISATION = (
-    *_OPTIMISATION,
+    *_optimisation(n_iter=10000, learning_rate=3e-3),
     _count("n_samples", 100, "Posterior draws fixed at fit time and used for every prediction."),
 )
 
 ENSEMBLE = (
     _count("n_estimators", 5, "Ensemble members, trained together (vectorised)."),
-    *_OPTIMISATION,
+    *_optimisation(n_iter=2000, learning_rate=3e-3),
 )
 
 
@@ -129,23 +142,37 @@ def lr_schedule(name: str, learning_rate: float, n_iter: int) -> Schedule:
     return schedule
 
 
+def optimisation_steps(hyper: dict, n_data: int) -> int:
+    """``max(n_iter, ceil(min_epochs * n_data / batch_size))``.
+
+    Examples
+    --------
+    >>> optimisation_steps({"n_iter": 1000, "min_epochs": 100, "batch_size": 64}, 455)
+    1000
+    >>> optimisation_steps({"n_iter": 1000, "min_epochs": 100, "batch_size": 64}, 5000)
+    7813
+    """
+    batch = min(hyper["batch_size"], n_data)
+    return max(hyper["n_iter"], math.ceil(hyper.get("min_epochs", 0) * n_data / batch))
+
+
 def _optimiser_kwargs(hyper: dict, n_data: int) -> dict:
     return {"learning_rate": lr_schedule(hyper["lr_schedule"], hyper["learning_rate"],
-                                         hyper["n_iter"])}
+                                         optimisation_steps(hyper, n_data))}
 
 
 def _run_optimiser(transform, params, X, y, gen, hyper, **kwargs) -> RunResult:
-    return run(transform, params, X, y, gen, n_steps=hyper["n_iter"],
+    return run(transform, params, X, y, gen, n_steps=optimisation_steps(hyper, len(X)),
                batch_size=hyper["batch_size"], step_name="learning_rate", **kwargs)
 
 
 FAMILIES: dict[str, Family] = {
     "sampler": Family(SAMPLING, lambda h: h["n_chains"], _sampler_kwargs, _run_sampler,
-                      "step_size"),
+                      "step_size", _n_steps),
     "optimization": Family(OPTIMISATION, lambda h: 1, _optimiser_kwargs, _run_optimiser,
-                           "learning_rate"),
+                           "learning_rate", optimisation_steps),
     "ensemble": Family(ENSEMBLE, lambda h: h["n_estimators"], _optimiser_kwargs,
-                       _run_optimiser, "learning_rate"),
+                       _run_optimiser, "learning_rate", optimisation_steps),
 }
 """The run policies. The accept/reject family (Metropolis-Hastings) will be one
 more entry: a sampler run with an ``adapt`` hook during burn-in."""

@@ -100,3 +100,14 @@ def test_adam_matches_torch_optim():
         leaf.grad = -(torch.tensor([3.0, -1.0], dtype=F64) * (t + 1) - leaf.detach())
         opt.step()
     torch.testing.assert_close(p["x"], leaf.detach(), rtol=1e-12, atol=1e-12)
+
+
+def test_min_epochs_lengthens_runs_on_large_data():
+    from skfbnn.inference.families import optimisation_steps
+
+    hyper = {"n_iter": 100, "min_epochs": 3, "batch_size": 10}
+    assert optimisation_steps(hyper, 200) == 100  # 3 epochs are 60 steps: n_iter wins
+    assert optimisation_steps(hyper, 1001) == 301  # ceil(3 * 1001 / 10)
+    assert optimisation_steps({**hyper, "batch_size": 5000}, 50) == 100  # full batch
+    assert FAMILIES["ensemble"].n_steps(hyper, 1001) == 301
+    assert FAMILIES["sampler"].n_steps({"n_burnin": 5, "n_samples": 2, "thinning": 3}, 9) == 11
