@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 HYPER = (
-    param("prior_std", None, [None, Interval(Real, 0, None, closed="neither")],
+    param("prior_std", 1.0, [None, Interval(Real, 0, None, closed="neither")],
           "float or None",
           "Standard deviation of an isotropic Gaussian weight prior making each "
           "member a MAP estimate (BDE); None trains by maximum likelihood."),
