@@ -49,7 +49,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         Ensemble members, trained together (vectorised).
     n_iter : int, default=2000
         Optimisation steps (Adam), at least (see ``min_epochs``).
-    min_epochs : int, default=0
+    min_epochs : int, default=100
         Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
         n_train / batch_size))`` steps, so large data sets are not under-trained by a fixed step
         count.
@@ -63,7 +63,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
     prior_std : float or None, default=1.0
         Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
         (BDE); None trains by maximum likelihood.
-    nll_beta : float, default=0.0
+    nll_beta : float, default=0.5
         beta-NLL weight of the variance heads (Seitzer et al. 2022): each point's log-likelihood is
         weighted by its predicted variance to the power beta (constant for the gradient); 0 is the
         plain Gaussian likelihood. Used only with noise_std='learn'.
@@ -107,12 +107,12 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         normalize_y=True,
         n_estimators=5,
         n_iter=2000,
-        min_epochs=0,
+        min_epochs=100,
         learning_rate=0.003,
         batch_size=64,
         lr_schedule='cosine',
         prior_std=1.0,
-        nll_beta=0.0,
+        nll_beta=0.5,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -157,7 +157,7 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         Ensemble members, trained together (vectorised).
     n_iter : int, default=2000
         Optimisation steps (Adam), at least (see ``min_epochs``).
-    min_epochs : int, default=0
+    min_epochs : int, default=100
         Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
         n_train / batch_size))`` steps, so large data sets are not under-trained by a fixed step
         count.
@@ -196,7 +196,7 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         verbose=0,
         n_estimators=5,
         n_iter=2000,
-        min_epochs=0,
+        min_epochs=100,
         learning_rate=0.003,
         batch_size=64,
         lr_schedule='cosine',

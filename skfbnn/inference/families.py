@@ -115,7 +115,7 @@ OPTIMISATION = (
 
 ENSEMBLE = (
     _count("n_estimators", 5, "Ensemble members, trained together (vectorised)."),
-    *_optimisation(n_iter=2000, learning_rate=3e-3),
+    *_optimisation(n_iter=2000, learning_rate=3e-3, min_epochs=100),
 )
 
 

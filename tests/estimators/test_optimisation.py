@@ -11,6 +11,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 import skfbnn
 from skfbnn.diagnostics import SamplerWarning
+from skfbnn.inference.families import optimisation_steps
 from skfbnn.posterior import Ensemble, MeanFieldGaussian
 
 from ._cases import OPTIMISERS, fitted, ids, make
@@ -30,8 +31,10 @@ def test_diagnostics_trace_the_objective(cls, data):
     est = fitted(cls, X, y)
     d = est.diagnostics_
     n_batch = est.posterior_.shape[0]
-    assert d["objective"].shape == (60, n_batch) and np.isfinite(d["objective"]).all()
-    assert "grad_norm" in d["trace"] and d["trace"]["grad_norm"].shape == (60, n_batch)
+    steps = optimisation_steps(est.get_params(), len(X))
+    assert steps == 60  # the tiny budget: n_iter wins over min_epochs
+    assert d["objective"].shape == (steps, n_batch) and np.isfinite(d["objective"]).all()
+    assert "grad_norm" in d["trace"] and d["trace"]["grad_norm"].shape == (steps, n_batch)
     assert isinstance(d["warnings"], list)
     assert all(isinstance(w, SamplerWarning) for w in d["warnings"])
 
@@ -65,6 +68,12 @@ def test_ensemble_std_splits_member_spread_and_heads(regression_data):
     assert_allclose(est.predict_std(X, kind="aleatoric"), np.sqrt((noise**2).mean(0)),
                     rtol=1e-10)
     assert np.ptp(noise, axis=1).min() > 0  # heteroscedastic: varies across points
+
+
+def test_min_epochs_sets_the_run_length(regression_data):
+    X, y = regression_data  # 40 rows: batch_size 8 gives 5 steps per epoch
+    est = make(skfbnn.DeepEnsembleRegressor, n_iter=10, min_epochs=7, batch_size=8).fit(X, y)
+    assert est.diagnostics_["objective"].shape == (35, 3)
 
 
 def test_ensemble_with_fixed_noise_has_no_heads(regression_data):

@@ -41,7 +41,7 @@ HYPER = (
 """Estimator parameters of this method (beyond its family's)."""
 
 REGRESSION_HYPER = (
-    param("nll_beta", 0.0, [Interval(Real, 0, 1, closed="both")], "float",
+    param("nll_beta", 0.5, [Interval(Real, 0, 1, closed="both")], "float",
           "beta-NLL weight of the variance heads (Seitzer et al. 2022): each point's "
           "log-likelihood is weighted by its predicted variance to the power beta "
           "(constant for the gradient); 0 is the plain Gaussian likelihood. Used "
