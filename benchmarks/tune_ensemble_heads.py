@@ -14,14 +14,13 @@ Usage: python benchmarks/tune_ensemble_heads.py --data-home ../shared/data/uci \
 
 from __future__ import annotations
 
-import argparse
 import itertools
 from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 from tune_defaults import DATASETS
-from tune_vi_ensemble import validate
+from tune_vi_ensemble import tuning_parser, validate
 
 from skfbnn.bench.report import append_record, read_records
 
@@ -73,13 +72,8 @@ def summarise(records: list[dict], splits) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-home", required=True)
-    parser.add_argument("--out", default="benchmarks/results/tuning_ensemble_heads.csv")
-    parser.add_argument("--splits", type=int, nargs="+", default=[0])
-    parser.add_argument("--n-jobs", type=int, default=1)
+    parser = tuning_parser(__doc__, "benchmarks/results/tuning_ensemble_heads.csv", [0], 1)
     parser.add_argument("--stage", type=int, choices=(1, 2), default=1)
-    parser.add_argument("--summary-only", action="store_true")
     args = parser.parse_args()
     out = Path(args.out)
     done = {(r["dataset"], r["split"], _key(r)) for r in read_records([out])} \

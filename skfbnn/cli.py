@@ -105,6 +105,10 @@ def cmd_methods(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_METHODS = ("sgld", "fsgld", "sghmc", "fsghmc", "bbb", "ensemble")
+"""What ``skfbnn bench`` compares by default: one of each family and prior."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``skfbnn`` command."""
     parser = argparse.ArgumentParser(prog="skfbnn", description=__doc__.splitlines()[0])
@@ -115,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="cross-validate methods and print a table")
     bench.add_argument("--dataset", default="diabetes",
                        help="'diabetes' (bundled with scikit-learn, 5-fold CV) or a UCI name")
-    bench.add_argument("--methods", default="sgld,fsgld,sghmc,fsghmc")
+    bench.add_argument("--methods", default=",".join(DEFAULT_METHODS),
+                       help="comma-separated registry keys (see `skfbnn methods`)")
     bench.add_argument("--n-splits", type=int, default=None,
                        help="number of folds/splits (default: 5 for diabetes, all for UCI)")
     bench.add_argument("--data-home", default=None,

@@ -11,9 +11,7 @@ from sklearn.preprocessing import StandardScaler
 from ..estimators import BayesianNetRegressor
 from ..inference.registry import METHODS
 
-__all__ = ["DEFAULT_METHODS", "make_regression_pipeline"]
-
-DEFAULT_METHODS = ("sgld", "sghmc", "fsgld", "fsghmc")
+__all__ = ["make_regression_pipeline"]
 
 
 def make_regression_pipeline(

@@ -78,13 +78,13 @@ def plot_records(summary: dict, path: Path, column: str = "test_ll") -> None:
 
     datasets = sorted({d for d, _ in summary})
     methods = sorted({m for _, m in summary})
-    fig, axes = plt.subplots(1, len(datasets), figsize=(2.4 * len(datasets), 2.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(2.4 * len(datasets), 3.2), squeeze=False)
     for ax, dataset in zip(axes[0], datasets, strict=True):
         for i, method in enumerate(methods):
             if (dataset, method) in summary:
                 mean, se, _ = summary[(dataset, method)][column]
                 ax.errorbar(i, mean, yerr=se, fmt="o", capsize=3)
-        ax.set_xticks(range(len(methods)), methods, rotation=45)
+        ax.set_xticks(range(len(methods)), methods, rotation=90, fontsize=8)
         ax.set_title(dataset, fontsize=9)
     axes[0][0].set_ylabel(column)
     fig.tight_layout()
