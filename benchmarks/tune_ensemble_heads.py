@@ -10,6 +10,7 @@ candidates per data set and split (best mean rank first).
 Usage: python benchmarks/tune_ensemble_heads.py --data-home ../shared/data/uci \
            --out benchmarks/results/tuning_ensemble_heads.csv --stage 1 --splits 0
        python benchmarks/tune_ensemble_heads.py ... --stage 2 --splits 0 1
+       python benchmarks/tune_ensemble_heads.py ... --stage 3 --splits 0 1
 """
 
 from __future__ import annotations
@@ -30,11 +31,20 @@ AXES = {"nll_beta": (0.0, 0.5, 1.0), "learning_rate": (1e-3, 3e-3, 1e-2),
 # so that the run length grows with the data set.
 EPOCH_AXES = {"nll_beta": (0.5,), "learning_rate": (3e-3, 1e-2), "n_iter": (1000,),
               "prior_std": (1.0,), "min_epochs": (0, 50, 100, 200)}
-KEYS = tuple(AXES)
+# Stage 3 (at the chosen defaults): each member holds out rows and keeps its best state.
+HOLDOUT_AXES = {"nll_beta": (0.5,), "learning_rate": (3e-3,), "n_iter": (2000,),
+                "prior_std": (1.0,), "min_epochs": (100,),
+                "validation_fraction": (0.0, 0.1, 0.2)}
+KEYS = (*AXES, "validation_fraction")
+MISSING = {"min_epochs": 0.0, "validation_fraction": 0.0}  # records made before the axis
 
 
 def _key(params: dict) -> tuple:
-    return tuple(None if params.get(k) in (None, "") else float(params[k]) for k in KEYS)
+    def value(k):
+        v = params.get(k, MISSING.get(k))
+        return None if v in (None, "") else float(v)
+
+    return tuple(value(k) for k in KEYS)
 
 
 def _product(axes: dict) -> list[dict]:
@@ -43,15 +53,16 @@ def _product(axes: dict) -> list[dict]:
 
 def candidates(stage: int) -> list[dict]:
     """Stage 1: beta 0.5 over the full grid, beta 0 and 1 at every run length without
-    prior; stage 2: the minimum number of epochs."""
+    prior; stage 2: the minimum number of epochs; stage 3: held-out rows per member."""
     if stage == 1:
         return [c for c in _product(AXES) if c["nll_beta"] == 0.5 or c["prior_std"] is None]
-    return _product(EPOCH_AXES)
+    return _product(EPOCH_AXES if stage == 2 else HOLDOUT_AXES)
 
 
 def run_one(dataset: str, split: int, data_home: str, params: dict) -> dict:
     record = validate(dataset, "ensemble", split, data_home, params)
-    return {**record, "nll_beta": params["nll_beta"], "min_epochs": params["min_epochs"]}
+    return {**record, "nll_beta": params["nll_beta"], "min_epochs": params["min_epochs"],
+            "validation_fraction": params.get("validation_fraction", 0.0)}
 
 
 def summarise(records: list[dict], splits) -> None:
@@ -73,7 +84,7 @@ def summarise(records: list[dict], splits) -> None:
 
 def main() -> None:
     parser = tuning_parser(__doc__, "benchmarks/results/tuning_ensemble_heads.csv", [0], 1)
-    parser.add_argument("--stage", type=int, choices=(1, 2), default=1)
+    parser.add_argument("--stage", type=int, choices=(1, 2, 3), default=1)
     args = parser.parse_args()
     out = Path(args.out)
     done = {(r["dataset"], r["split"], _key(r)) for r in read_records([out])} \

@@ -156,12 +156,16 @@ class HeteroscedasticGaussianLikelihood:
 
     def log_prob(self, out: Tensor, y: Tensor, params: Params) -> Tensor:
         """``sum_i w_i log N(y_i; mu_i, var_i)`` with ``w_i = sg(var_i)^beta``, ``(C,)``."""
+        if not self.beta:
+            return self.log_density(out, y, params)
         mean, var = self._split(out)
-        z2 = (y - mean).pow(2) / var
-        terms = -0.5 * (z2 + var.log() + math.log(2 * math.pi))
-        if self.beta:
-            terms = terms * var.detach().pow(self.beta)
-        return terms.sum((1, 2))
+        terms = -0.5 * ((y - mean).pow(2) / var + var.log() + math.log(2 * math.pi))
+        return (terms * var.detach().pow(self.beta)).sum((1, 2))
+
+    def log_density(self, out: Tensor, y: Tensor, params: Params) -> Tensor:
+        """``sum_i log N(y_i; mu_i, var_i)`` without the beta weighting, ``(C,)``."""
+        mean, var = self._split(out)
+        return (-0.5 * ((y - mean).pow(2) / var + var.log() + math.log(2 * math.pi))).sum((1, 2))
 
     def log_prior(self, params: Params) -> float:
         """No parameters of its own."""

@@ -117,8 +117,8 @@ class BayesianNetBase(BaseEstimator):
         )
         measure = getattr(prior, "draw_measure", None)
         with _progress(self.verbose, family, family.n_steps(hyper, len(X))) as progress:
-            result = family.run(transform, params, Xt, yt, gen, hyper, measure=measure,
-                                progress=progress)
+            result = family.run(transform, params, Xt, yt, gen, hyper, problem=problem,
+                                measure=measure, progress=progress)
         posterior = from_run(spec.posterior, result, hyper.get("n_samples", 1), gen)
         self._check_draws(posterior.flat())
         self.device_ = device

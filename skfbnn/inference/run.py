@@ -53,19 +53,31 @@ class RunResult(NamedTuple):
 class MinibatchStream:
     """Per-chain minibatch indices with epoch-wise reshuffling.
 
-    Returns ``None`` (full batch) when ``batch_size >= n_data``.
+    Returns ``None`` (full batch) when ``batch_size >= n_data``. With ``pool``
+    (``(C, n)`` row indices, e.g. each ensemble member's training rows) the
+    minibatches of chain ``c`` come from ``pool[c]`` only.
     """
 
-    def __init__(self, n_data: int, n_chains: int, batch_size: int, gen: torch.Generator):
-        self.n_data, self.n_chains, self.gen = n_data, n_chains, gen
+    def __init__(self, n_data: int, n_chains: int, batch_size: int, gen: torch.Generator,
+                 pool: Tensor | None = None):
+        if pool is not None:
+            n_data = pool.shape[1]
+        self.n_data, self.n_chains, self.gen, self.pool = n_data, n_chains, gen, pool
         self.batch_size = min(batch_size, n_data)
         self._perm: Tensor | None = None
         self._pos = n_data
 
     def next(self) -> Tensor | None:
         """Indices of shape ``(C, batch_size)`` or ``None``."""
+        if self.pool is not None:
+            if self.batch_size >= self.n_data:
+                return self.pool
+            return self.pool.gather(1, self._next_positions())
         if self.batch_size >= self.n_data:
             return None
+        return self._next_positions()
+
+    def _next_positions(self) -> Tensor:
         if self._pos + self.batch_size > self.n_data:
             keys = torch.rand(
                 (self.n_chains, self.n_data), generator=self.gen, device=self.gen.device
@@ -92,6 +104,8 @@ def run(
     adapt: Callable[[Any, Any, int], Any] | None = None,
     progress: Callable[[int, Tensor], None] | None = None,
     step_name: str = "step_size",
+    pool: Tensor | None = None,
+    monitor: Callable[[int, Any], None] | None = None,
 ) -> RunResult:
     """The one driver loop of every family.
 
@@ -126,6 +140,11 @@ def run(
         Called as ``progress(step, objective)`` after every step.
     step_name : str
         The step-size parameter named in divergence errors.
+    pool : Tensor, optional
+        ``(C, n)`` training rows of each chain/member (held-out rows excluded).
+    monitor : callable, optional
+        Called as ``monitor(step, state)`` after every step (e.g. to score
+        held-out rows and keep the best state).
 
     Raises
     ------
@@ -133,7 +152,7 @@ def run(
         When the objective or a kept draw becomes NaN or infinite.
     """
     n_chains = next(iter(params.values())).shape[0]
-    stream = MinibatchStream(len(X), n_chains, batch_size, gen)
+    stream = MinibatchStream(len(X), n_chains, batch_size, gen, pool)
 
     def next_batch() -> dict:
         idx = stream.next()
@@ -162,6 +181,8 @@ def run(
         if thinning and step >= n_burnin and (step - n_burnin + 1) % thinning == 0:
             for k, v in state.params.items():
                 kept[k].append(v.detach().clone())
+        if monitor is not None:
+            monitor(step, state)
         if progress is not None:
             progress(step, objective)
     draws = {k: torch.stack(v, dim=1) for k, v in kept.items() if v}

@@ -117,3 +117,17 @@ def test_generic_estimator_runs_the_new_methods(regression_data):
         named = (skfbnn.BBBRegressor if method == "bbb" else skfbnn.DeepEnsembleRegressor)(
             random_state=0, device="cpu", **params).fit(X, y)
         assert_array_equal(est.predict(X), named.predict(X))
+
+
+@pytest.mark.parametrize("cls", [skfbnn.DeepEnsembleRegressor, skfbnn.DeepEnsembleClassifier],
+                         ids=["DeepEnsembleRegressor", "DeepEnsembleClassifier"])
+def test_ensemble_with_held_out_rows(cls, data):
+    X, y = data
+    a = make(cls, validation_fraction=0.25).fit(X, y)
+    b = make(cls, validation_fraction=0.25).fit(X, y)
+    plain = fitted(cls, X, y)
+    out = (lambda e: e.predict_proba(X)) if hasattr(a, "predict_proba") else (
+        lambda e: e.predict(X, return_std=True)[1])
+    assert np.isfinite(out(a)).all()
+    assert_array_equal(out(a), out(b))  # deterministic
+    assert not np.array_equal(out(a), out(plain))
