@@ -384,19 +384,13 @@ def optimisation_warnings(
     se_best = np.sqrt((var[-1] + var[best, cols]) / w)
     drop = means[best, cols] - means[-1]
     fell = (drop > 3 * se_best) & (drop > falling * np.abs(means[best, cols] - means[0]))
-    found = []
-    if climbing.any():
-        found.append(SamplerWarning(
-            "convergence",
-            f"the objective of member(s) {np.flatnonzero(climbing).tolist()} was still "
-            "rising steeply at the end of the run; raise n_iter (or learning_rate).",
-            extra={"members": np.flatnonzero(climbing).tolist()},
-        ))
-    if fell.any():
-        found.append(SamplerWarning(
-            "divergence",
-            f"the objective of member(s) {np.flatnonzero(fell).tolist()} fell well below "
-            "its best during the run; lower learning_rate.",
-            extra={"members": np.flatnonzero(fell).tolist()},
-        ))
-    return found
+    checks = [
+        ("convergence", climbing, "was still rising steeply at the end of the run; raise "
+         "n_iter (or learning_rate)."),
+        ("divergence", fell, "fell well below its best during the run; lower learning_rate."),
+    ]
+    return [
+        SamplerWarning(kind, f"the objective of member(s) {np.flatnonzero(flags).tolist()} "
+                       f"{what}", extra={"members": np.flatnonzero(flags).tolist()})
+        for kind, flags, what in checks if flags.any()
+    ]
