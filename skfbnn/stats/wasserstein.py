@@ -1,0 +1,137 @@
+"""2-Wasserstein distance and barycenter of Gaussian distributions (torch, differentiable).
+
+For Gaussians ``N(m1, C1)`` and ``N(m2, C2)``
+
+.. math::
+
+    W_2^2 = \\lVert m_1 - m_2 \\rVert^2 + \\operatorname{tr} C_1 + \\operatorname{tr} C_2
+    - 2 \\operatorname{tr}\\big(C_1^{1/2} C_2 C_1^{1/2}\\big)^{1/2}.
+
+The cross term is computed as the nuclear norm ``||L2^T L1||_*`` (the sum of the
+singular values) with ``Li Li^T = Ci`` Cholesky factors: the most accurate of the
+square-root routes measured in ``../shared/notes/TESTING.md`` (section 1.7), exactly
+``W2 = 0`` for equal arguments, and its gradient ``U V^T`` stays finite there.
+No ``scipy.linalg.sqrtm``. The barycenter uses the fixed point of
+Álvarez-Esteban et al. (2016).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from torch import Tensor
+
+from .gaussian import jittered_cholesky
+
+__all__ = ["gaussian_w2", "gaussian_barycenter", "sqrtm_psd"]
+
+
+def _cholesky(C: Tensor) -> Tensor:
+    L, info = torch.linalg.cholesky_ex(C)
+    if bool((info > 0).any()):  # singular PSD input: the smallest jitter that works
+        L = jittered_cholesky(C, 1e-12, max_tries=8).chol
+    return L
+
+
+def gaussian_w2(mean1: Tensor, cov1: Tensor, mean2: Tensor, cov2: Tensor,
+                squared: bool = False) -> Tensor:
+    """2-Wasserstein distance between Gaussians, batched over leading dimensions.
+
+    Parameters
+    ----------
+    mean1, mean2 : Tensor of shape (..., n)
+    cov1, cov2 : Tensor of shape (..., n, n)
+        Symmetric positive (semi-)definite; singular ones get a tiny jitter.
+    squared : bool, default=False
+        Return ``W2**2`` (differentiable everywhere, also at ``W2 = 0``).
+
+    Returns
+    -------
+    Tensor of shape (...)
+
+    Examples
+    --------
+    >>> import torch
+    >>> m0, m1 = torch.zeros(1, dtype=torch.float64), torch.full((1,), 3.0, dtype=torch.float64)
+    >>> c = torch.eye(1, dtype=torch.float64)
+    >>> float(gaussian_w2(m0, c, m1, 4 * c, squared=True))  # 3**2 + (1 - 2)**2
+    10.0
+    """
+    L1, L2 = _cholesky(cov1), _cholesky(cov2)
+    cross = torch.linalg.svdvals(L2.transpose(-1, -2) @ L1).sum(-1)
+    tr = torch.diagonal(cov1, dim1=-2, dim2=-1).sum(-1) + torch.diagonal(
+        cov2, dim1=-2, dim2=-1).sum(-1)
+    w2 = ((mean1 - mean2) ** 2).sum(-1) + (tr - 2 * cross).clamp_min(0.0)
+    return w2 if squared else w2.sqrt()
+
+
+def sqrtm_psd(C: Tensor) -> Tensor:
+    """Symmetric square root of a symmetric PSD matrix (eigenvalues clamped at 0)."""
+    vals, vecs = torch.linalg.eigh(0.5 * (C + C.transpose(-1, -2)))
+    return (vecs * vals.clamp_min(0.0).sqrt().unsqueeze(-2)) @ vecs.transpose(-1, -2)
+
+
+def gaussian_barycenter(
+    means: Tensor, covs: Tensor, weights: Tensor | None = None, *, max_iter: int = 200,
+    tol: float = 1e-10,
+) -> tuple[Tensor, Tensor]:
+    """Wasserstein barycenter of ``k`` Gaussians.
+
+    The mean is ``sum_i w_i m_i``; the covariance is the fixed point of
+    ``S <- S^{-1/2} (sum_i w_i (S^{1/2} C_i S^{1/2})^{1/2})^2 S^{-1/2}``
+    (Álvarez-Esteban, del Barrio, Cuesta-Albertos & Matrán 2016), started at
+    the weighted mean covariance, until the relative change is below ``tol``.
+
+    Parameters
+    ----------
+    means : Tensor of shape (k, n)
+    covs : Tensor of shape (k, n, n)
+        Positive-definite covariances.
+    weights : Tensor of shape (k,) or None
+        Non-negative weights (normalised here); uniform when None.
+    max_iter : int, default=200
+    tol : float, default=1e-10
+
+    Returns
+    -------
+    mean : Tensor of shape (n,)
+    cov : Tensor of shape (n, n)
+
+    Warns
+    -----
+    ConvergenceWarning
+        When ``max_iter`` iterations did not reach ``tol``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> covs = torch.tensor([[[1.0]], [[9.0]]], dtype=torch.float64)
+    >>> mean, cov = gaussian_barycenter(torch.zeros(2, 1, dtype=torch.float64), covs)
+    >>> float(cov)  # 1-D: the standard deviations average, ((1 + 3) / 2)**2
+    4.0
+    """
+    k = means.shape[0]
+    if weights is None:
+        weights = torch.full((k,), 1.0 / k, dtype=means.dtype, device=means.device)
+    if weights.shape != (k,) or bool((weights < 0).any()) or float(weights.sum()) <= 0:
+        raise ValueError(f"weights must be {k} non-negative numbers, not all zero. "
+                         f"Got {weights!r}.")
+    w = weights / weights.sum()
+    mean = (w.unsqueeze(-1) * means).sum(0)
+    S = (w.view(-1, 1, 1) * covs).sum(0)
+    for _ in range(max_iter):
+        root = sqrtm_psd(S)
+        M = (w.view(-1, 1, 1) * sqrtm_psd(root @ covs @ root)).sum(0)
+        inv_root = torch.linalg.pinv(root, hermitian=True)
+        new = inv_root @ M @ M @ inv_root
+        new = 0.5 * (new + new.T)
+        change = float(torch.linalg.matrix_norm(new - S) / torch.linalg.matrix_norm(S))
+        S = new
+        if change < tol:
+            return mean, S
+    warnings.warn(f"gaussian_barycenter did not converge in {max_iter} iterations "
+                  f"(relative change {change:.2e} > tol={tol:g}).", ConvergenceWarning,
+                  stacklevel=2)
+    return mean, S
