@@ -10,6 +10,7 @@ predictions are deterministic.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -21,15 +22,21 @@ from .nn.functional import Params
 __all__ = ["Particles", "MeanFieldGaussian", "Ensemble", "POSTERIORS", "from_run"]
 
 
-class _Posterior:
+class _Posterior(ABC):
     """Shared behaviour: prediction through the stored parameter sets."""
 
     @property
+    @abstractmethod
     def shape(self) -> tuple[int, int]:
-        raise NotImplementedError
+        """``(n_chains_or_members, n_draws)``."""
 
+    @abstractmethod
     def flat(self) -> Params:
-        raise NotImplementedError
+        """The parameter sets used for prediction, one leading dimension."""
+
+    @abstractmethod
+    def to(self, device: torch.device, dtype: torch.dtype | None = None) -> _Posterior:
+        """A copy on ``device`` (and in ``dtype`` if given)."""
 
     @torch.no_grad()
     def predict_f(
