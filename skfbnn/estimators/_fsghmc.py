@@ -54,6 +54,11 @@ class FunctionalSGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
+    min_epochs : int, default=0
+        Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
+        ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
+        factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
+        count.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -68,6 +73,10 @@ class FunctionalSGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         SGHMC momentum decay per step (1 turns SGHMC into SGLD).
     n_leapfrog : int or None, default=50
         Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes.
+    preconditioner : str, default='identity'
+        'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
+        during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
+        Springenberg et al. 2016), so one step size suits every parameter and data set.
     kernel : None, str or gpytorch kernel, default=None
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
@@ -125,12 +134,14 @@ class FunctionalSGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         n_burnin=2000,
         n_samples=25,
         thinning=40,
+        min_epochs=0,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
         step_size=0.003,
         friction=0.05,
         n_leapfrog=50,
+        preconditioner='identity',
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
@@ -152,12 +163,14 @@ class FunctionalSGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         self.n_burnin = n_burnin
         self.n_samples = n_samples
         self.thinning = thinning
+        self.min_epochs = min_epochs
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
         self.step_size = step_size
         self.friction = friction
         self.n_leapfrog = n_leapfrog
+        self.preconditioner = preconditioner
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean
@@ -197,6 +210,11 @@ class FunctionalSGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
+    min_epochs : int, default=0
+        Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
+        ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
+        factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
+        count.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -211,6 +229,10 @@ class FunctionalSGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         SGHMC momentum decay per step (1 turns SGHMC into SGLD).
     n_leapfrog : int or None, default=50
         Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes.
+    preconditioner : str, default='identity'
+        'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
+        during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
+        Springenberg et al. 2016), so one step size suits every parameter and data set.
     kernel : None, str or gpytorch kernel, default=None
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
@@ -262,12 +284,14 @@ class FunctionalSGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         n_burnin=2000,
         n_samples=25,
         thinning=40,
+        min_epochs=0,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
         step_size=0.003,
         friction=0.05,
         n_leapfrog=50,
+        preconditioner='identity',
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
@@ -287,12 +311,14 @@ class FunctionalSGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         self.n_burnin = n_burnin
         self.n_samples = n_samples
         self.thinning = thinning
+        self.min_epochs = min_epochs
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
         self.step_size = step_size
         self.friction = friction
         self.n_leapfrog = n_leapfrog
+        self.preconditioner = preconditioner
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean

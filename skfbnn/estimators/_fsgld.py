@@ -55,6 +55,11 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
+    min_epochs : int, default=0
+        Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
+        ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
+        factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
+        count.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -65,6 +70,10 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
     step_size : float, default=0.03
         Step size per datum: the update uses ``step_size / n_train`` so the same value suits data
         sets of any size.
+    preconditioner : str, default='identity'
+        'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
+        during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
+        Springenberg et al. 2016), so one step size suits every parameter and data set.
     kernel : None, str or gpytorch kernel, default=None
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
@@ -124,10 +133,12 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         n_burnin=2000,
         n_samples=25,
         thinning=40,
+        min_epochs=0,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
         step_size=0.03,
+        preconditioner='identity',
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
@@ -149,10 +160,12 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         self.n_burnin = n_burnin
         self.n_samples = n_samples
         self.thinning = thinning
+        self.min_epochs = min_epochs
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
         self.step_size = step_size
+        self.preconditioner = preconditioner
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean
@@ -195,6 +208,11 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
+    min_epochs : int, default=0
+        Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
+        ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
+        factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
+        count.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -205,6 +223,10 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
     step_size : float, default=0.03
         Step size per datum: the update uses ``step_size / n_train`` so the same value suits data
         sets of any size.
+    preconditioner : str, default='identity'
+        'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
+        during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
+        Springenberg et al. 2016), so one step size suits every parameter and data set.
     kernel : None, str or gpytorch kernel, default=None
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
@@ -257,10 +279,12 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         n_burnin=2000,
         n_samples=25,
         thinning=40,
+        min_epochs=0,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
         step_size=0.03,
+        preconditioner='identity',
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
@@ -280,10 +304,12 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         self.n_burnin = n_burnin
         self.n_samples = n_samples
         self.thinning = thinning
+        self.min_epochs = min_epochs
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
         self.step_size = step_size
+        self.preconditioner = preconditioner
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean

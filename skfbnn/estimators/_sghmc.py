@@ -50,6 +50,11 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
+    min_epochs : int, default=0
+        Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
+        ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
+        factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
+        count.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -64,6 +69,10 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         SGHMC momentum decay per step (1 turns SGHMC into SGLD).
     n_leapfrog : int or None, default=50
         Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes.
+    preconditioner : str, default='identity'
+        'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
+        during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
+        Springenberg et al. 2016), so one step size suits every parameter and data set.
     prior_std : float, default=1.0
         Standard deviation of the isotropic Gaussian weight prior.
 
@@ -96,12 +105,14 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         n_burnin=2000,
         n_samples=25,
         thinning=40,
+        min_epochs=0,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
         step_size=0.003,
         friction=0.05,
         n_leapfrog=50,
+        preconditioner='identity',
         prior_std=1.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -116,12 +127,14 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         self.n_burnin = n_burnin
         self.n_samples = n_samples
         self.thinning = thinning
+        self.min_epochs = min_epochs
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
         self.step_size = step_size
         self.friction = friction
         self.n_leapfrog = n_leapfrog
+        self.preconditioner = preconditioner
         self.prior_std = prior_std
     # END GENERATED __init__
 
@@ -154,6 +167,11 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
+    min_epochs : int, default=0
+        Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
+        ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
+        factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
+        count.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -168,6 +186,10 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         SGHMC momentum decay per step (1 turns SGHMC into SGLD).
     n_leapfrog : int or None, default=50
         Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes.
+    preconditioner : str, default='identity'
+        'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
+        during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
+        Springenberg et al. 2016), so one step size suits every parameter and data set.
     prior_std : float, default=1.0
         Standard deviation of the isotropic Gaussian weight prior.
 
@@ -197,12 +219,14 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         n_burnin=2000,
         n_samples=25,
         thinning=40,
+        min_epochs=0,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
         step_size=0.003,
         friction=0.05,
         n_leapfrog=50,
+        preconditioner='identity',
         prior_std=1.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -215,11 +239,13 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         self.n_burnin = n_burnin
         self.n_samples = n_samples
         self.thinning = thinning
+        self.min_epochs = min_epochs
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
         self.step_size = step_size
         self.friction = friction
         self.n_leapfrog = n_leapfrog
+        self.preconditioner = preconditioner
         self.prior_std = prior_std
     # END GENERATED __init__

@@ -50,6 +50,11 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
+    min_epochs : int, default=0
+        Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
+        ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
+        factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
+        count.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -60,6 +65,10 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
     step_size : float, default=0.03
         Step size per datum: the update uses ``step_size / n_train`` so the same value suits data
         sets of any size.
+    preconditioner : str, default='identity'
+        'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
+        during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
+        Springenberg et al. 2016), so one step size suits every parameter and data set.
     prior_std : float, default=1.0
         Standard deviation of the isotropic Gaussian weight prior.
 
@@ -105,10 +114,12 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         n_burnin=2000,
         n_samples=25,
         thinning=40,
+        min_epochs=0,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
         step_size=0.03,
+        preconditioner='identity',
         prior_std=1.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -123,10 +134,12 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         self.n_burnin = n_burnin
         self.n_samples = n_samples
         self.thinning = thinning
+        self.min_epochs = min_epochs
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
         self.step_size = step_size
+        self.preconditioner = preconditioner
         self.prior_std = prior_std
     # END GENERATED __init__
 
@@ -159,6 +172,11 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
+    min_epochs : int, default=0
+        Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
+        ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
+        factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
+        count.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -169,6 +187,10 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
     step_size : float, default=0.03
         Step size per datum: the update uses ``step_size / n_train`` so the same value suits data
         sets of any size.
+    preconditioner : str, default='identity'
+        'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
+        during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
+        Springenberg et al. 2016), so one step size suits every parameter and data set.
     prior_std : float, default=1.0
         Standard deviation of the isotropic Gaussian weight prior.
 
@@ -199,10 +221,12 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         n_burnin=2000,
         n_samples=25,
         thinning=40,
+        min_epochs=0,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
         step_size=0.03,
+        preconditioner='identity',
         prior_std=1.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -215,9 +239,11 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         self.n_burnin = n_burnin
         self.n_samples = n_samples
         self.thinning = thinning
+        self.min_epochs = min_epochs
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
         self.step_size = step_size
+        self.preconditioner = preconditioner
         self.prior_std = prior_std
     # END GENERATED __init__

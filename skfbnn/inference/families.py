@@ -21,7 +21,7 @@ from .run import RunResult, run
 from .schedules import SCHEDULES, make_schedule
 from .types import Schedule
 
-__all__ = ["Family", "FAMILIES", "lr_schedule", "optimisation_steps"]
+__all__ = ["Family", "FAMILIES", "lr_schedule", "optimisation_steps", "sampler_lengths"]
 
 LR_SCHEDULES = ("constant", "cosine")
 
@@ -65,6 +65,11 @@ SAMPLING = (
     _count("n_burnin", 2000, "Steps discarded before the first kept draw.", low=0),
     _count("n_samples", 25, "Draws kept per chain."),
     _count("thinning", 40, "Steps between kept draws."),
+    _count("min_epochs", 0,
+           "Minimum number of passes over the data: when ``n_burnin + n_samples * "
+           "thinning`` steps of ``batch_size`` rows cover fewer, ``n_burnin`` and "
+           "``thinning`` are stretched by the same factor (see ``sampler_lengths``), so "
+           "large data sets are not under-sampled by a fixed step count.", low=0),
     _BATCH,
     param("schedule", "decay", [StrOptions(set(SCHEDULES))], "str",
           "Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or "
@@ -74,19 +79,43 @@ SAMPLING = (
 )
 
 
+def sampler_lengths(hyper: dict, n_data: int) -> tuple[int, int]:
+    """``(n_burnin, thinning)`` of a sampler run, stretched to ``min_epochs`` passes.
+
+    Examples
+    --------
+    >>> h = {"n_burnin": 2000, "n_samples": 25, "thinning": 40, "min_epochs": 100,
+    ...      "batch_size": 64}
+    >>> sampler_lengths(h, 455), sampler_lengths(h, 6000)
+    ((2000, 40), (6250, 125))
+    """
+    n_burnin, thinning = hyper["n_burnin"], hyper["thinning"]
+    if not hyper.get("min_epochs", 0) or not n_data:
+        return n_burnin, thinning
+    n_steps = n_burnin + hyper["n_samples"] * thinning
+    factor = hyper["min_epochs"] * n_data / (min(hyper["batch_size"], n_data) * n_steps)
+    if factor <= 1:
+        return n_burnin, thinning
+    return math.ceil(n_burnin * factor), math.ceil(thinning * factor)
+
+
 def _n_steps(hyper: dict, n_data: int = 0) -> int:
-    return hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]
+    n_burnin, thinning = sampler_lengths(hyper, n_data)
+    return n_burnin + hyper["n_samples"] * thinning
 
 
 def _sampler_kwargs(hyper: dict, n_data: int) -> dict:
-    schedule = make_schedule(hyper["schedule"], hyper["step_size"] / n_data, _n_steps(hyper))
-    return {"step_size": schedule, "temperature": hyper["temperature"]}
+    n_steps = _n_steps(hyper, n_data)
+    schedule = make_schedule(hyper["schedule"], hyper["step_size"] / n_data, n_steps)
+    return {"step_size": schedule, "temperature": hyper["temperature"],
+            "n_burnin": sampler_lengths(hyper, n_data)[0]}
 
 
 def _run_sampler(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:
-    return run(transform, params, X, y, gen, n_steps=_n_steps(hyper),
-               batch_size=hyper["batch_size"], n_burnin=hyper["n_burnin"],
-               thinning=hyper["thinning"], **kwargs)
+    n_burnin, thinning = sampler_lengths(hyper, len(X))
+    return run(transform, params, X, y, gen, n_steps=_n_steps(hyper, len(X)),
+               batch_size=hyper["batch_size"], n_burnin=n_burnin, thinning=thinning,
+               **kwargs)
 
 
 def _optimisation(

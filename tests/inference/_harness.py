@@ -30,23 +30,31 @@ def linear_problem(n: int = 30, d: int = 2, seed: int = 0):
     return X, y, mu, precision
 
 
-def sgld_stationary_cov(precision: np.ndarray, h: float) -> np.ndarray:
-    """``S = A S A^T + 2h I`` with ``A = I - h Lambda`` (full-batch SGLD)."""
-    A = np.eye(len(precision)) - h * precision
-    return solve_discrete_lyapunov(A, 2 * h * np.eye(len(precision)))
+def sgld_stationary_cov(
+    precision: np.ndarray, h: float, inv_mass: np.ndarray | None = None
+) -> np.ndarray:
+    """``S = A S A^T + 2h D`` with ``A = I - h D Lambda`` (full-batch SGLD with a
+    diagonal inverse mass ``D``, the identity by default)."""
+    D = np.diag(np.ones(len(precision)) if inv_mass is None else inv_mass)
+    A = np.eye(len(precision)) - h * D @ precision
+    return solve_discrete_lyapunov(A, 2 * h * D)
 
 
-def sghmc_stationary_cov(precision: np.ndarray, eta: float, alpha: float) -> np.ndarray:
+def sghmc_stationary_cov(
+    precision: np.ndarray, eta: float, alpha: float, inv_mass: np.ndarray | None = None
+) -> np.ndarray:
     """theta-block of the stationary covariance of SGHMC without momentum refresh.
 
-    State ``(theta - mu, v)``: ``v' = (1-a) v - eta Lambda (theta - mu) + noise``,
-    ``theta' = theta + v'``, noise ~ N(0, 2 a eta I) enters both blocks.
+    State ``(theta - mu, v)``: ``v' = (1-a) v - eta D Lambda (theta - mu) + noise``,
+    ``theta' = theta + v'``, noise ~ N(0, 2 a eta D) enters both blocks (``D``: the
+    diagonal inverse mass, the identity by default).
     """
     p = len(precision)
     eye = np.eye(p)
-    A = np.block([[eye - eta * precision, (1 - alpha) * eye],
-                  [-eta * precision, (1 - alpha) * eye]])
-    Q = 2 * alpha * eta * np.block([[eye, eye], [eye, eye]])
+    D = np.diag(np.ones(p) if inv_mass is None else inv_mass)
+    A = np.block([[eye - eta * D @ precision, (1 - alpha) * eye],
+                  [-eta * D @ precision, (1 - alpha) * eye]])
+    Q = 2 * alpha * eta * np.block([[D, D], [D, D]])
     return solve_discrete_lyapunov(A, Q)[:p, :p]
 
 
@@ -63,7 +71,7 @@ def moment_z_scores(draws: np.ndarray, mean: np.ndarray, cov: np.ndarray) -> np.
             stats.append(centred[..., i] * centred[..., j])
             targets.append(cov[i, j])
     z = []
-    for s, target in zip(stats, targets):
+    for s, target in zip(stats, targets, strict=True):
         mcse = s.std() / np.sqrt(ess_mean(s))
         z.append((s.mean() - target) / mcse)
     return np.array(z)

@@ -111,3 +111,14 @@ def test_min_epochs_lengthens_runs_on_large_data():
     assert optimisation_steps({**hyper, "batch_size": 5000}, 50) == 100  # full batch
     assert FAMILIES["ensemble"].n_steps(hyper, 1001) == 301
     assert FAMILIES["sampler"].n_steps({"n_burnin": 5, "n_samples": 2, "thinning": 3}, 9) == 11
+
+
+def test_sampler_min_epochs_stretches_burnin_and_thinning():
+    from skfbnn.inference.families import sampler_lengths
+
+    hyper = {"n_burnin": 20, "n_samples": 4, "thinning": 5, "min_epochs": 10, "batch_size": 10}
+    assert sampler_lengths(hyper, 40) == (20, 5)  # 40 steps already cover 10 epochs
+    assert sampler_lengths(hyper, 400) == (200, 50)  # 10 epochs = 400 steps: factor 10
+    assert FAMILIES["sampler"].n_steps(hyper, 400) == 400
+    assert FAMILIES["sampler"].n_steps(hyper, 401) >= 401
+    assert sampler_lengths({**hyper, "min_epochs": 0}, 10**6) == (20, 5)

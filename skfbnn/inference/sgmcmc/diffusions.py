@@ -1,16 +1,39 @@
-"""Gaussian noise from an explicit generator, shared by the Langevin-type rules."""
+"""Pieces shared by the Langevin-type rules: noise, step size, preconditioner.
+
+The preconditioner is the diagonal of Li et al. (2016, pSGLD) and Springenberg
+et al. (2016, scale-adapted SGHMC): an inverse mass
+``M^{-1} = 1 / (sqrt(v) + delta)`` with ``v`` the running mean of squared
+(full-data scaled) log-posterior gradients. It is adapted during burn-in only
+and frozen afterwards, so the kept chain runs a fixed-metric diffusion whose
+stationary law is the posterior (no correction term for a varying metric).
+"""
 
 from __future__ import annotations
 
 from numbers import Real
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
 
-from ..._validation import Interval
+from ..._validation import Interval, StrOptions
+from ...nn.functional import Params
 from ..hyper import Param, param
 
-__all__ = ["noise_like", "step_size_param"]
+__all__ = [
+    "PRECONDITIONERS",
+    "Preconditioner",
+    "adapt_preconditioner",
+    "init_preconditioner",
+    "noise_like",
+    "noise_std",
+    "preconditioner_param",
+    "step_size_param",
+]
+
+PRECONDITIONERS = ("identity", "adaptive")
+_DECAY = 0.99  # running mean of squared gradients (RMSprop's), bias-corrected as Adam's
+_DELTA = 1e-8
 
 
 def step_size_param(default: float) -> Param:
@@ -18,6 +41,72 @@ def step_size_param(default: float) -> Param:
     return param("step_size", default, [Interval(Real, 0, None, closed="neither")], "float",
                  "Step size per datum: the update uses ``step_size / n_train`` so the same "
                  "value suits data sets of any size.")
+
+
+def preconditioner_param(default: str) -> Param:
+    """The ``preconditioner`` parameter of a Langevin-type kernel, with its default."""
+    return param("preconditioner", default, [StrOptions(set(PRECONDITIONERS))], "str",
+                 "'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared "
+                 "gradient), adapted during burn-in and frozen afterwards (pSGLD, Li et al. "
+                 "2016; scale-adapted SGHMC, Springenberg et al. 2016), so one step size "
+                 "suits every parameter and data set.")
+
+
+class Preconditioner(NamedTuple):
+    """Running mean of squared gradients and the inverse mass it gives.
+
+    ``inverse_mass`` is ``None`` for the identity metric.
+    """
+
+    square_mean: Params | None
+    inverse_mass: Params | None
+    count: int
+
+
+def init_preconditioner(params: Params, kind: str) -> Preconditioner:
+    """The identity metric, or an adaptive one with no gradients seen yet."""
+    if kind == "identity":
+        return Preconditioner(None, None, 0)
+    if kind != "adaptive":
+        raise ValueError(f"preconditioner must be one of {PRECONDITIONERS}. Got {kind!r}.")
+    zeros = {k: torch.zeros_like(v) for k, v in params.items()}
+    return Preconditioner(zeros, {k: torch.ones_like(v) for k, v in params.items()}, 0)
+
+
+def adapt_preconditioner(pre: Preconditioner, grads: Params, step: int,
+                         n_adapt: int) -> Preconditioner:
+    """Fold ``grads`` into the running mean while ``step < n_adapt``; else freeze."""
+    if pre.square_mean is None or step >= n_adapt:
+        return pre
+    count = pre.count + 1
+    square_mean = {k: _DECAY * v + (1 - _DECAY) * grads[k].pow(2)
+                   for k, v in pre.square_mean.items()}
+    correction = 1 - _DECAY ** count
+    inverse_mass = {k: 1.0 / ((v / correction).sqrt() + _DELTA) for k, v in square_mean.items()}
+    return Preconditioner(square_mean, inverse_mass, count)
+
+
+def scaled(pre: Preconditioner, key: str, value: Tensor | float) -> Tensor | float:
+    """``M^{-1} value`` for parameter ``key``."""
+    return value if pre.inverse_mass is None else pre.inverse_mass[key] * value
+
+
+def noise_std(pre: Preconditioner, key: str, variance: float, eta: float,
+              minibatch: bool) -> Tensor | float:
+    """Std of the injected noise with covariance ``variance * M^{-1}``.
+
+    With an adaptive preconditioner and minibatch gradients, the minibatch
+    noise already adds about ``eta^2 M^{-1} V M^{-1} ~= eta^2`` per step (``V``,
+    the gradient variance, is estimated by the running mean of squared
+    gradients that defines ``M``), so that much is subtracted (Springenberg et
+    al. 2016, Eq. 12), floored at zero.
+    """
+    if pre.inverse_mass is None:
+        return variance**0.5
+    var = variance * pre.inverse_mass[key]
+    if minibatch:
+        var = var - eta**2
+    return var.clamp_min(0.0).sqrt()
 
 
 def noise_like(p: Tensor, gen: torch.Generator) -> Tensor:

@@ -30,7 +30,16 @@ from ...nn.functional import Params
 from ..hyper import param
 from ..objective import LogPosterior, grad_and_value, make_log_posterior
 from ..types import Batch, BayesProblem, Schedule, Transform
-from .diffusions import noise_like, step_size_param
+from .diffusions import (
+    Preconditioner,
+    adapt_preconditioner,
+    init_preconditioner,
+    noise_like,
+    noise_std,
+    preconditioner_param,
+    scaled,
+    step_size_param,
+)
 
 __all__ = ["HYPER", "SGHMCState", "SGHMCInfo", "init", "update", "build"]
 
@@ -41,17 +50,20 @@ HYPER = (
           "SGHMC momentum decay per step (1 turns SGHMC into SGLD)."),
     param("n_leapfrog", 50, [None, Interval(Integral, 1, None, closed="left")], "int or None",
           "Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes."),
+    preconditioner_param("identity"),
 )
 """Estimator parameters of this kernel (step-size default chosen on validation data)."""
 
 
 class SGHMCState(NamedTuple):
-    """Positions, momenta (position units), last log posterior ``(C,)``, step index."""
+    """Positions, momenta (position units), last log posterior ``(C,)``, step index,
+    and the (burn-in adapted) preconditioner."""
 
     params: Params
     momenta: Params
     log_post: Tensor
     step: int
+    preconditioner: Preconditioner = Preconditioner(None, None, 0)
 
 
 class SGHMCInfo(NamedTuple):
@@ -61,12 +73,14 @@ class SGHMCInfo(NamedTuple):
 
 
 def init(
-    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None
+    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None, *,
+    preconditioner: str = "identity",
 ) -> SGHMCState:
     """Start chains at ``params`` with zero momenta (redrawn at step 0)."""
     n_chains = next(iter(params.values())).shape[0]
     momenta = {k: torch.zeros_like(v) for k, v in params.items()}
-    return SGHMCState(params, momenta, torch.full((n_chains,), float("nan")), 0)
+    return SGHMCState(params, momenta, torch.full((n_chains,), float("nan")), 0,
+                      init_preconditioner(params, preconditioner))
 
 
 def update(
@@ -79,21 +93,31 @@ def update(
     friction: float,
     n_leapfrog: int | None,
     temperature: float = 1.0,
+    n_adapt: int = 0,
+    n_data: int = 0,
 ) -> tuple[SGHMCState, SGHMCInfo]:
-    """One SGHMC step; pure (``state`` is not modified)."""
+    """One SGHMC step; pure (``state`` is not modified). With an adaptive
+    preconditioner ``M^{-1}`` (adapted for the first ``n_adapt`` steps) the
+    gradient is ``M^{-1} grad``, the momentum refreshes have covariance
+    ``eta T M^{-1}``, and the injected noise ``2 alpha eta T M^{-1}`` less the
+    minibatch-gradient noise (:func:`~.diffusions.noise_std`)."""
+    grads, log_post = grad_and_value(log_posterior, state.params, batch)
+    pre = adapt_preconditioner(state.preconditioner, grads, state.step, n_adapt)
     eta = step_size(state.step)
     momenta = state.momenta
     if state.step == 0 or (n_leapfrog is not None and state.step % n_leapfrog == 0):
         scale = math.sqrt(eta * temperature)
-        momenta = {k: scale * noise_like(v, gen) for k, v in momenta.items()}
-    grads, log_post = grad_and_value(log_posterior, state.params, batch)
-    noise = math.sqrt(2.0 * friction * eta * temperature)
+        momenta = {k: scale * scaled(pre, k, 1.0) ** 0.5 * noise_like(v, gen)
+                   for k, v in momenta.items()}
+    minibatch = batch["x"].shape[-2] < n_data
+    variance = 2.0 * friction * eta * temperature
     momenta = {
-        k: (1.0 - friction) * v + eta * grads[k] + noise * noise_like(v, gen)
+        k: (1.0 - friction) * v + eta * scaled(pre, k, grads[k])
+        + noise_std(pre, k, variance, eta, minibatch) * noise_like(v, gen)
         for k, v in momenta.items()
     }
     params = {k: p + momenta[k] for k, p in state.params.items()}
-    return SGHMCState(params, momenta, log_post, state.step + 1), SGHMCInfo(log_post)
+    return SGHMCState(params, momenta, log_post, state.step + 1, pre), SGHMCInfo(log_post)
 
 
 def build(
@@ -103,10 +127,13 @@ def build(
     friction: float = 0.05,
     n_leapfrog: int | None = 50,
     temperature: float = 1.0,
+    preconditioner: str = "identity",
+    n_burnin: int = 0,
 ) -> Transform:
-    """Bind ``problem`` and hyperparameters into a :class:`Transform`."""
+    """Bind ``problem`` and hyperparameters into a :class:`Transform`; an adaptive
+    preconditioner adapts during the first ``n_burnin`` steps."""
     return Transform(
-        init,
+        partial(init, preconditioner=preconditioner),
         partial(
             update,
             log_posterior=make_log_posterior(problem),
@@ -114,5 +141,7 @@ def build(
             friction=friction,
             n_leapfrog=n_leapfrog,
             temperature=temperature,
+            n_adapt=n_burnin,
+            n_data=problem.n_data,
         ),
     )

@@ -13,7 +13,6 @@ the functional GP prior.
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from typing import NamedTuple
 
@@ -23,22 +22,33 @@ from torch import Tensor
 from ...nn.functional import Params
 from ..objective import LogPosterior, grad_and_value, make_log_posterior
 from ..types import Batch, BayesProblem, Schedule, Transform
-from .diffusions import noise_like, step_size_param
+from .diffusions import (
+    Preconditioner,
+    adapt_preconditioner,
+    init_preconditioner,
+    noise_like,
+    noise_std,
+    preconditioner_param,
+    scaled,
+    step_size_param,
+)
 
 __all__ = ["HYPER", "SGLDState", "SGLDInfo", "init", "update", "build"]
 
 
-HYPER = (step_size_param(3e-2),)
+HYPER = (step_size_param(3e-2), preconditioner_param("identity"))
 """Estimator parameters of this kernel (the default chosen on validation data,
 ``docs/benchmarks.md``)."""
 
 
 class SGLDState(NamedTuple):
-    """Chain positions, their last log posterior ``(C,)`` and the step index."""
+    """Chain positions, their last log posterior ``(C,)``, the step index and the
+    (burn-in adapted) preconditioner."""
 
     params: Params
     log_post: Tensor
     step: int
+    preconditioner: Preconditioner = Preconditioner(None, None, 0)
 
 
 class SGLDInfo(NamedTuple):
@@ -48,11 +58,13 @@ class SGLDInfo(NamedTuple):
 
 
 def init(
-    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None
+    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None, *,
+    preconditioner: str = "identity",
 ) -> SGLDState:
     """Start chains at ``params`` (leading chain dimension)."""
     n_chains = next(iter(params.values())).shape[0]
-    return SGLDState(params, torch.full((n_chains,), float("nan")), 0)
+    return SGLDState(params, torch.full((n_chains,), float("nan")), 0,
+                     init_preconditioner(params, preconditioner))
 
 
 def update(
@@ -63,25 +75,43 @@ def update(
     log_posterior: LogPosterior,
     step_size: Schedule,
     temperature: float = 1.0,
+    n_adapt: int = 0,
+    n_data: int = 0,
 ) -> tuple[SGLDState, SGLDInfo]:
-    """One SGLD step; pure (``state`` is not modified)."""
+    """One SGLD step; pure (``state`` is not modified). With an adaptive
+    preconditioner ``M^{-1}`` (adapted for the first ``n_adapt`` steps) the
+    drift is ``eps M^{-1} grad`` and the noise ``N(0, 2 eps T M^{-1})`` less the
+    minibatch-gradient noise (:func:`~.diffusions.noise_std`)."""
     grads, log_post = grad_and_value(log_posterior, state.params, batch)
+    pre = adapt_preconditioner(state.preconditioner, grads, state.step, n_adapt)
     eps = step_size(state.step)
-    scale = math.sqrt(2.0 * eps * temperature)
+    minibatch = batch["x"].shape[-2] < n_data
     params = {
-        k: p + eps * grads[k] + scale * noise_like(p, gen) for k, p in state.params.items()
+        k: p + eps * scaled(pre, k, grads[k])
+        + noise_std(pre, k, 2.0 * eps * temperature, eps, minibatch) * noise_like(p, gen)
+        for k, p in state.params.items()
     }
-    return SGLDState(params, log_post, state.step + 1), SGLDInfo(log_post)
+    return SGLDState(params, log_post, state.step + 1, pre), SGLDInfo(log_post)
 
 
-def build(problem: BayesProblem, *, step_size: Schedule, temperature: float = 1.0) -> Transform:
-    """Bind ``problem`` and hyperparameters into a :class:`Transform`."""
+def build(
+    problem: BayesProblem,
+    *,
+    step_size: Schedule,
+    temperature: float = 1.0,
+    preconditioner: str = "identity",
+    n_burnin: int = 0,
+) -> Transform:
+    """Bind ``problem`` and hyperparameters into a :class:`Transform`; an adaptive
+    preconditioner adapts during the first ``n_burnin`` steps."""
     return Transform(
-        init,
+        partial(init, preconditioner=preconditioner),
         partial(
             update,
             log_posterior=make_log_posterior(problem),
             step_size=step_size,
             temperature=temperature,
+            n_adapt=n_burnin,
+            n_data=problem.n_data,
         ),
     )
