@@ -16,7 +16,7 @@ __all__ = [
     "rmse", "gaussian_nll", "mixture_log_likelihood", "moment_matched_log_likelihood",
     "crps_gaussian", "crps_ensemble", "interval_coverage", "interval_width",
     "neg_gaussian_nll_scorer", "neg_crps_scorer", "make_coverage_scorer",
-    "make_width_scorer"]  # fmt: skip
+    "make_width_scorer", "expected_calibration_error"]  # fmt: skip
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -219,6 +219,38 @@ def interval_width(std: ArrayLike, level: float = 0.95) -> float:
         raise ValueError(f"std must be non-empty. Got {std!r}.")
     std = _as_std(std, np.shape(std))
     return float(np.mean(2.0 * ndtri(0.5 + 0.5 * level) * std))
+
+
+def expected_calibration_error(y: ArrayLike, proba: ArrayLike, n_bins: int = 10) -> float:
+    """Top-label expected calibration error (Guo et al. 2017).
+
+    Points are grouped into ``n_bins`` equal-width bins of their top predicted
+    probability (the confidence); the ECE is the mean over points of
+    ``|accuracy - confidence|`` of their bin. ``y`` holds column indices of
+    ``proba`` (encode labels first, e.g. with ``np.searchsorted(classes_, y)``).
+
+    Examples
+    --------
+    >>> proba = [[0.9, 0.1], [0.9, 0.1], [0.6, 0.4], [0.4, 0.6]]
+    >>> # bin 0.9: accuracy 1/2; bin 0.6: accuracy 2/2; both 0.4 away from confidence
+    >>> round(expected_calibration_error([0, 1, 0, 1], proba), 4)
+    0.4
+    """
+    proba = _finite(proba, "proba")
+    y = np.asarray(y)
+    if proba.ndim != 2 or y.shape != (len(proba),):
+        raise ValueError(f"proba must have shape (n, n_classes) and y shape (n,). Got "
+                         f"{proba.shape} and {y.shape}.")
+    if not (isinstance(n_bins, (int, np.integer)) and n_bins >= 1):
+        raise ValueError(f"n_bins must be a positive integer. Got {n_bins!r}.")
+    confidence = proba.max(axis=1)
+    correct = proba.argmax(axis=1) == y
+    bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
+    gap = 0.0
+    for b in np.unique(bins):
+        inside = bins == b
+        gap += abs(correct[inside].mean() - confidence[inside].mean()) * inside.sum()
+    return float(gap / len(y))
 
 
 def _predict_mean_std(estimator: Any, X: Any, y: ArrayLike) -> tuple[NDArray, ...]:

@@ -15,6 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from skfbnn.metrics import (
     crps_ensemble,
     crps_gaussian,
+    expected_calibration_error,
     gaussian_nll,
     interval_coverage,
     interval_width,
@@ -276,3 +277,29 @@ def test_scorer_names_reprs_and_pickling():
     assert width.__name__ == "neg_width_scorer_0.95"
     assert neg_gaussian_nll_scorer.__name__ == "neg_gaussian_nll_scorer"
     assert repr(pickle.loads(pickle.dumps(cov))) == repr(cov)
+
+
+def test_ece_is_zero_when_confidence_equals_accuracy():
+    # within the 0.75 bin, three of four predictions are right: perfectly calibrated
+    proba = np.array([[0.75, 0.25]] * 4)
+    assert expected_calibration_error(np.array([0, 0, 0, 1]), proba) == pytest.approx(0.0)
+
+
+def test_ece_matches_binned_definition(rng):
+    proba = rng.dirichlet(np.ones(3), size=200)
+    y = rng.integers(0, 3, size=200)
+    conf, pred = proba.max(1), proba.argmax(1)
+    expected = 0.0
+    for lo in np.arange(10) / 10:
+        inside = (conf >= lo) & (conf < lo + 0.1)
+        if inside.any():
+            expected += inside.mean() * abs((pred[inside] == y[inside]).mean()
+                                            - conf[inside].mean())
+    assert expected_calibration_error(y, proba) == pytest.approx(expected)
+
+
+def test_ece_rejects_bad_input():
+    with pytest.raises(ValueError, match="proba must have shape"):
+        expected_calibration_error([0, 1], [0.5, 0.5])
+    with pytest.raises(ValueError, match="n_bins"):
+        expected_calibration_error([0], [[1.0, 0.0]], n_bins=0)
