@@ -16,7 +16,7 @@ from .estimators import (
     SGLDClassifier,
     SGLDRegressor,
 )
-from .inference.run import SamplerDivergenceError
+from .exceptions import ConstantTargetWarning, SamplerDivergenceError, SamplerDivergenceWarning
 
 __version__ = "0.1.0"
 
@@ -36,5 +36,7 @@ __all__ = [
     "SGLDClassifier",
     "SGLDRegressor",
     "SamplerDivergenceError",
+    "SamplerDivergenceWarning",
+    "ConstantTargetWarning",
     "__version__",
 ]

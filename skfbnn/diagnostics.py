@@ -38,7 +38,7 @@ from scipy.special import ndtri
 from scipy.stats import rankdata
 
 __all__ = ["SamplerWarning", "ess_bulk", "ess_mean", "ess_tail", "split_rhat",
-           "summarize", "lagging_chains", "optimisation_warnings"]
+           "summarize", "lagging_chains", "optimisation_warnings", "predictive_spread"]
 
 _MIN_DRAWS = 4
 
@@ -57,12 +57,16 @@ class SamplerWarning:
         Severity, e.g. ``"info"``, ``"warning"`` or ``"error"``.
     extra : dict, default={}
         Machine-readable details (thresholds, observed values, counts).
+    category : type of Warning or None, default=None
+        If set, ``fit`` also issues the message as a Python warning of this
+        category (for problems that must not go unnoticed without ``verbose``).
     """
 
     kind: str
     message: str
     level: str = "warning"
     extra: dict = field(default_factory=dict)
+    category: type[Warning] | None = None
 
 
 def _prepare(draws: Any) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
@@ -394,3 +398,59 @@ def optimisation_warnings(
                        f"{what}", extra={"members": np.flatnonzero(flags).tolist()})
         for kind, flags, what in checks if flags.any()
     ]
+
+
+def predictive_spread(
+    f: Any, noise_std: Any, y: Any, scale: Any = None
+) -> np.ndarray:
+    """Root-mean-square distance of predictive draws from the targets' mean, per output.
+
+    With ``f`` the function values ``(D, n, k)`` of ``D`` posterior draws at
+    the ``n`` training inputs, ``noise_std`` their observation-noise std
+    ``(D, 1 or n, k)`` and ``y`` the training targets ``(n, k)``,
+
+    .. math::
+
+        r_k = \\sqrt{\\tfrac{1}{Dn} \\sum_{d,i} \\big[(f_{dik} - \\bar y_k)^2
+        + \\sigma_{dik}^2\\big]} \\big/ s_k,
+
+    the RMS of posterior-predictive samples about ``mean(y)`` in units of
+    ``scale`` ``s`` (default: the standard deviation of ``y``, which makes the
+    ratio independent of the units of ``y``). A fit that explains ``y`` gives
+    about 1, a prior-dominated one a few; draws that escaped to a blown-up
+    noise or function give orders of magnitude more.
+
+    Parameters
+    ----------
+    f : array_like of shape (D, n, k)
+    noise_std : array_like of shape (D, 1, k) or (D, n, k), or None
+        None leaves the noise out (e.g. a noise level fixed by the user).
+    y : array_like of shape (n, k)
+    scale : array_like of shape (k,), optional
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        ``inf`` where a value is not finite, NaN where the scale is zero.
+
+    Examples
+    --------
+    >>> y = np.array([[-1.0], [1.0]])
+    >>> f = np.zeros((3, 2, 1))                  # every draw predicts mean(y) ...
+    >>> predictive_spread(f, np.ones((3, 1, 1)), y)   # ... with noise sd(y)
+    array([1.])
+    >>> predictive_spread(f, np.full((3, 1, 1), 1e4), y)
+    array([10000.])
+    >>> predictive_spread(f, None, y)
+    array([0.])
+    """
+    f = np.asarray(f, dtype=float)
+    y = np.asarray(y, dtype=float)
+    noise = np.zeros(1) if noise_std is None else np.asarray(noise_std, dtype=float)
+    scale = y.std(0) if scale is None else np.asarray(scale, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        dev = ((f - y.mean(0)) / scale) ** 2
+        var = np.broadcast_to((noise / scale) ** 2, f.shape)
+        ratio = np.sqrt((dev + var).mean(axis=(0, 1)))
+    finite = np.isfinite(f).all(axis=(0, 1)) & np.isfinite(var).all(axis=(0, 1))
+    return np.where(scale > 0, np.where(finite, ratio, np.inf), np.nan)

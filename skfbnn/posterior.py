@@ -69,7 +69,9 @@ class Particles(_Posterior):
 
     def flat(self) -> Params:
         """Draws with chains and draws merged into one leading dimension."""
-        return {k: v.reshape(-1, *v.shape[2:]) for k, v in self.draws.items()}
+        # Explicit sizes: -1 is ambiguous for empty parameters (a network without outputs).
+        return {k: v.reshape(v.shape[0] * v.shape[1], *v.shape[2:])
+                for k, v in self.draws.items()}
 
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Particles:
         """A copy on ``device`` (and in ``dtype`` if given)."""

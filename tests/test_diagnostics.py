@@ -307,3 +307,41 @@ def test_optimisation_warnings_on_known_traces():
     assert [w.kind for w in found] == ["divergence"]
     assert found[0].extra["members"] == [1, 2]
     assert optimisation_warnings(np.zeros((30, 2))) == []  # too short to judge
+
+
+# ------------------------------------------------------- predictive spread
+def test_predictive_spread_closed_form_and_units():
+    from skfbnn.diagnostics import predictive_spread
+
+    rng = np.random.default_rng(0)
+    y = rng.normal(3.0, 2.0, size=(50, 2))
+    centre, sd = y.mean(0), y.std(0)
+    # Draw d predicts mean(y) + a_d everywhere with noise s_d: spread^2 = mean(a^2 + s^2)/sd^2.
+    a = np.array([0.5, -1.0, 2.0])[:, None, None] * np.array([1.0, 3.0])
+    s = np.array([1.0, 0.5, 0.25])[:, None, None] * np.array([2.0, 1.0])
+    f = centre + a + np.zeros((3, 50, 2))
+    expected = np.sqrt((a[:, 0] ** 2 + s[:, 0] ** 2).mean(0)) / sd
+    np.testing.assert_allclose(predictive_spread(f, s, y), expected, rtol=1e-12)
+    # Per-point noise equal to the per-draw noise gives the same; units cancel.
+    np.testing.assert_allclose(predictive_spread(f, np.broadcast_to(s, f.shape), y), expected,
+                               rtol=1e-12)
+    np.testing.assert_allclose(predictive_spread(1e-9 * f, 1e-9 * s, 1e-9 * y), expected,
+                               rtol=1e-9)
+    np.testing.assert_allclose(predictive_spread(f, None, y),
+                               np.sqrt((a[:, 0] ** 2).mean(0)) / sd, rtol=1e-12)
+    np.testing.assert_allclose(predictive_spread(f, s, y, scale=2 * sd), expected / 2,
+                               rtol=1e-12)
+
+
+def test_predictive_spread_non_finite_and_constant():
+    from skfbnn.diagnostics import predictive_spread
+
+    y = np.c_[np.arange(4.0), np.arange(4.0), np.full(4, 5.0)]
+    f = np.zeros((2, 4, 3))
+    noise = np.ones((2, 1, 3))
+    f[1, 2, 0] = np.nan
+    noise[0, 0, 1] = np.inf
+    spread = predictive_spread(f, noise, y)
+    assert spread[0] == np.inf and spread[1] == np.inf and np.isnan(spread[2])
+    huge = np.full((2, 4, 3), 1e300)  # finite, but its square overflows
+    assert (predictive_spread(huge, None, y)[:2] == np.inf).all()

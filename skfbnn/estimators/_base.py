@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import warnings
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,12 +25,12 @@ from ..device import (
     to_tensor,
 )
 from ..diagnostics import SamplerWarning, lagging_chains, optimisation_warnings, summarize
-from ..inference.families import FAMILIES
+from ..inference.families import FAMILIES, sampler_lengths
 from ..inference.registry import METHODS
 from ..inference.types import BayesProblem
 from ..nn.functional import init_params, make_forward
 from ..nn.mlp import build_mlp
-from ..posterior import POSTERIORS, from_run
+from ..posterior import POSTERIORS, Particles, from_run
 from ..priors.functional import FunctionalPrior, FunctionPrior
 from ..priors.gp import GPPrior, make_kernel
 from ..priors.measurement import MeasurementSampler
@@ -48,8 +49,9 @@ class BayesianNetBase(BaseEstimator):
     Subclasses set ``_method`` (a registry key) or ``_generic = True``, and a
     task part (:mod:`._regression`, :mod:`._classification`) supplies
     ``_task_params``, ``_validate_fit_data``, ``_encode_target``,
-    ``_make_likelihood`` and ``_probe_summary``. ``__init__``, ``_parameter_constraints`` and the
-    docstring's Parameters section are generated from the parameter tables.
+    ``_make_likelihood``, ``_check_fit`` and ``_probe_summary``. ``__init__``,
+    ``_parameter_constraints`` and the docstring's Parameters section are generated
+    from the parameter tables.
     """
 
     _method: str | None = None
@@ -90,7 +92,11 @@ class BayesianNetBase(BaseEstimator):
         # combined with the new fit's scaling or classes at predict time.
         self.__dict__.pop("posterior_", None)
         with cpu_threads(resolve_device(self.device)):
-            return self._fit(X, y)
+            try:
+                return self._fit(X, y)
+            except BaseException:  # e.g. a fit warning turned into an error by a filter
+                self.__dict__.pop("posterior_", None)
+                raise
 
     def __sklearn_is_fitted__(self) -> bool:
         return "posterior_" in self.__dict__
@@ -105,34 +111,43 @@ class BayesianNetBase(BaseEstimator):
         Xt = to_tensor(X, device, dtype)
         yt, n_targets = self._encode_target(y, device, dtype)
         likelihood = self._make_likelihood(spec, hyper)
-        network = build_mlp(X.shape[1], likelihood.n_outputs(n_targets), sizes, self.activation)
+        network = _build_network(X.shape[1], likelihood.n_outputs(n_targets), sizes,
+                                 self.activation)
         n_batch = family.n_batch(hyper)
         params = init_params(network, n_batch, gen, device=device, dtype=dtype)
         params.update(likelihood.init_params(n_batch, n_targets, device, dtype))
-        prior = self._make_prior(spec.prior, hyper, Xt, yt, n_targets, gen)
-        problem = BayesProblem(make_forward(network), likelihood, prior, len(X))
-        transform = spec.build(
-            problem, **{**{name: hyper[name] for name in spec.hyper},
-                        **family.build_kwargs(hyper, len(X))}
-        )
-        measure = getattr(prior, "draw_measure", None)
-        with _progress(self.verbose, family, family.n_steps(hyper, len(X))) as progress:
-            result = family.run(transform, params, Xt, yt, gen, hyper, problem=problem,
-                                measure=measure, progress=progress)
-        posterior = from_run(spec.posterior, result, hyper.get("n_samples", 1), gen)
-        self._check_draws(posterior.flat())
+        if n_targets:
+            prior, result, posterior = self._infer(spec, hyper, network, likelihood, params,
+                                                   Xt, yt, n_targets, gen)
+        else:  # nothing to learn (regression: every target column is constant)
+            prior, result = None, None
+            posterior = _placeholder_posterior(params, hyper.get("n_samples", 1))
+        checks = self._check_fit(posterior, make_forward(network), likelihood, X, yt,
+                                 family.step_name)
         self.device_ = device
         self.network_ = network
         self.likelihood_ = likelihood
         self.posterior_ = posterior
         self.prior_ = prior.gp if isinstance(prior, FunctionPrior) else None
         functional = prior.functional if isinstance(prior, FunctionPrior) else None
-        if spec.family == "sampler":
-            self.diagnostics_ = self._diagnose(result.log_post, Xt, functional,
-                                               hyper["n_burnin"])
-        else:
-            self.diagnostics_ = self._diagnose_optimisation(result)
+        self.diagnostics_ = self._diagnostics(spec, hyper, result, Xt, functional, checks)
+        self._report(self.diagnostics_["warnings"])
         return self
+
+    def _infer(self, spec, hyper, network, likelihood, params, Xt, yt, n_targets, gen):
+        """The prior, the run's result and the fitted posterior of method ``spec``."""
+        family = FAMILIES[spec.family]
+        prior = self._make_prior(spec.prior, hyper, Xt, yt, n_targets, gen)
+        problem = BayesProblem(make_forward(network), likelihood, prior, len(Xt))
+        transform = spec.build(
+            problem, **{**{name: hyper[name] for name in spec.hyper},
+                        **family.build_kwargs(hyper, len(Xt))}
+        )
+        measure = getattr(prior, "draw_measure", None)
+        with _progress(self.verbose, family, family.n_steps(hyper, len(Xt))) as progress:
+            result = family.run(transform, params, Xt, yt, gen, hyper, problem=problem,
+                                measure=measure, progress=progress)
+        return prior, result, from_run(spec.posterior, result, hyper.get("n_samples", 1), gen)
 
     def _method_and_hyper(self) -> tuple[str, dict[str, Any]]:
         if not self._generic:
@@ -177,11 +192,30 @@ class BayesianNetBase(BaseEstimator):
         functional = FunctionalPrior(gp, sampler, _nugget(hyper["prior_nugget"], gp, X64))
         return FunctionPrior(functional, hyper["weight_prior_std"])
 
-    def _check_draws(self, draws) -> None:
-        """Task hook: raise :class:`SamplerDivergenceError` for unusable draws."""
+    def _check_fit(self, posterior, forward, likelihood, X, yt, step_name) -> dict[str, Any]:
+        """Task hook: raise :class:`SamplerDivergenceError` for an unusable fit.
+
+        ``X`` holds the validated training inputs, ``yt`` the encoded targets.
+        Returns entries for ``diagnostics_``; its ``"warnings"`` come first there.
+        """
+        return {"warnings": []}
 
     def _is_classifier(self) -> bool:
         return hasattr(self, "_encode_labels")
+
+    def _diagnostics(self, spec, hyper, result, Xt, fprior, checks) -> dict[str, Any]:
+        """``diagnostics_``: the family's (none without a run) and the task's checks,
+        whose warnings come first."""
+        if result is None:
+            diagnostics: dict[str, Any] = {"warnings": []}
+        elif spec.family == "sampler":
+            diagnostics = self._diagnose(result.log_post, Xt, fprior,
+                                         sampler_lengths(hyper, len(Xt))[0])
+        else:
+            diagnostics = self._diagnose_optimisation(result)
+        diagnostics.update({k: v for k, v in checks.items() if k != "warnings"})
+        diagnostics["warnings"][:0] = checks["warnings"]
+        return diagnostics
 
     def _diagnose(self, trace, Xt, fprior, n_burnin: int) -> dict[str, Any]:
         n_chains, n_draws = self.posterior_.shape
@@ -213,42 +247,36 @@ class BayesianNetBase(BaseEstimator):
             summary, found = summarize(to_numpy(f).reshape(n_chains, n_draws, -1))
             diagnostics.update(summary)
             diagnostics["warnings"].extend(found)
-        if self.verbose:
-            for w in diagnostics["warnings"]:
-                logger.warning("%s: %s", w.kind, w.message)
         return diagnostics
 
     def _diagnose_optimisation(self, result) -> dict[str, Any]:
         trace = {name: to_numpy(values) for name, values in result.trace.items()}
         objective = next(iter(trace.values()))
-        diagnostics: dict[str, Any] = {
+        return {
             "objective": objective,
             "trace": trace,
             "warnings": optimisation_warnings(objective),
         }
+
+    def _report(self, found: list[SamplerWarning]) -> None:
+        """Issue the warnings that carry a category as Python warnings; log all if verbose."""
+        for w in found:
+            if w.category is not None:
+                warnings.warn(f"{type(self).__name__}: {w.message}", w.category,
+                              stacklevel=5)
         if self.verbose:
-            for w in diagnostics["warnings"]:
+            for w in found:
                 logger.warning("%s: %s", w.kind, w.message)
-        return diagnostics
 
     # ------------------------------------------------------------ predict
     def _forward(self):
         return make_forward(self.network_)
 
     def _draws_at(self, X: Any) -> torch.Tensor:
-        """Validated ``X`` through every stored draw: ``(D, n, n_out)``.
-
-        Predictions are computed in float64 (float32 only on devices without
-        float64), so that they do not depend on the row order of ``X``.
-        """
+        """Validated ``X`` through every stored draw: ``(D, n, n_out)``."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        first = next(iter(self.posterior_.draws.values()))
-        dtype = first.dtype if first.device.type == "mps" else torch.float64
-        posterior = self.posterior_.to(first.device, dtype)
-        with cpu_threads(first.device):  # as in fit: small ops, threads only contend
-            f = posterior.predict_f(self._forward(), to_tensor(X, first.device, dtype))
-        return f.reshape(-1, *f.shape[2:])
+        return outputs_at(self.posterior_, self._forward(), X)
 
     def __getstate__(self) -> dict[str, Any]:
         """Move every tensor to the CPU so that pickles load anywhere."""
@@ -262,6 +290,35 @@ class BayesianNetBase(BaseEstimator):
             elif isinstance(value, GPPrior):
                 state[key] = copy.deepcopy(value).to(cpu)
         return state
+
+
+def outputs_at(posterior, forward, X: Any) -> torch.Tensor:
+    """Network outputs of every draw of ``posterior`` at ``X``: ``(D, n, n_out)``.
+
+    Computed in float64 (float32 only on devices without float64), so that they
+    do not depend on the row order of ``X``.
+    """
+    first = next(iter(posterior.draws.values()))
+    dtype = first.dtype if first.device.type == "mps" else torch.float64
+    posterior = posterior.to(first.device, dtype)
+    X = X.to(first.device, dtype) if torch.is_tensor(X) else to_tensor(X, first.device, dtype)
+    with cpu_threads(first.device):  # as in fit: small ops, threads only contend
+        f = posterior.predict_f(forward, X)
+    return f.reshape(f.shape[0] * f.shape[1], *f.shape[2:])
+
+
+def _build_network(n_in: int, n_out: int, sizes: tuple[int, ...], activation: str):
+    """:func:`build_mlp`; ``n_out`` may be 0 (a regression whose targets are all constant)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Initializing zero-element tensors", UserWarning)
+        return build_mlp(n_in, n_out, sizes, activation)
+
+
+def _placeholder_posterior(params: dict[str, torch.Tensor], n_samples: int) -> Particles:
+    """The initial parameters repeated as ``(C, n_samples)`` draws, for a fit with nothing
+    to learn: predictions then have the usual number of draws."""
+    return Particles({k: v.unsqueeze(1).repeat(1, n_samples, *(1,) * (v.dim() - 1))
+                      for k, v in params.items()})
 
 
 def _nugget(value: str | float, gp: GPPrior, X: torch.Tensor) -> float:

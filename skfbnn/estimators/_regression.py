@@ -9,16 +9,27 @@ import torch
 from sklearn.utils.validation import validate_data
 
 from ..device import make_generator, spawn_seed, to_numpy
-from ..inference.run import SamplerDivergenceError
+from ..diagnostics import SamplerWarning, predictive_spread
+from ..exceptions import ConstantTargetWarning, SamplerDivergenceError, SamplerDivergenceWarning
 from ..likelihoods import GaussianLikelihood, HeteroscedasticGaussianLikelihood
 from ..predictive import regression_cov, regression_moments, sample_regression
 from ..priors.weight import NOISE_KEY
-from ._base import BayesianNetBase
+from ._base import BayesianNetBase, outputs_at
 from ._params import REGRESSION
 
 __all__ = ["BayesianRegressorBase"]
 
 _KINDS = ("total", "epistemic", "aleatoric")
+_SPREAD_WARNING = 10.0
+"""A predictive spread (:func:`~skfbnn.diagnostics.predictive_spread`) at the training
+inputs above this many target standard deviations is reported with a
+``SamplerDivergenceWarning``. Sane fits give about 1, and at most a few with very little
+data or a dominating prior (the learned noise's weak prior alone has an RMS of 2.9 and
+1% of its mass beyond 10)."""
+_SPREAD_ERROR = 1e3
+"""Above this many target standard deviations ``fit`` raises ``SamplerDivergenceError``:
+the predictions would be useless (the noise prior's mass beyond 1e3 is 3e-8)."""
+_MAX_CHECK_ROWS = 1000
 
 
 class BayesianRegressorBase(BayesianNetBase):
@@ -33,45 +44,127 @@ class BayesianRegressorBase(BayesianNetBase):
         return tags
 
     def _validate_fit_data(self, X: Any, y: Any):
-        return validate_data(
+        X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], y_numeric=True, multi_output=True
         )
+        if len(X) < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 training rows; got 1 sample. One "
+                "value of y has no spread to set the scale of the targets, of the "
+                "observation noise or of a GP prior."
+            )
+        return X, y
 
     def _encode_target(self, y: np.ndarray, device, dtype):
+        """Standardised targets of the columns to learn: constant columns are left out
+        (they are predicted as their value, see :meth:`_with_constant_columns`)."""
         self._y_ndim = y.ndim
         Y = y.reshape(len(y), -1).astype(np.float64)
         self.n_outputs_ = Y.shape[1]
+        self._constant = _constant_columns(Y)
+        self._constant_value = Y.mean(0)
+        self._constant_noise = 0.0 if self.noise_std == "learn" else float(self.noise_std)
         if self.normalize_y:
             self.y_mean_ = Y.mean(0)
-            std = Y.std(0)
-            self.y_std_ = np.where(std > 0, std, 1.0)
+            self.y_std_ = np.where(self._constant, 1.0, Y.std(0))
         else:
             self.y_mean_, self.y_std_ = np.zeros(Y.shape[1]), np.ones(Y.shape[1])
-        Yt = torch.as_tensor((Y - self.y_mean_) / self.y_std_, dtype=dtype).to(device)
-        return Yt, Y.shape[1]
+        fit = ~self._constant
+        Yt = (Y[:, fit] - self.y_mean_[fit]) / self.y_std_[fit]
+        return torch.as_tensor(Yt, dtype=dtype).to(device), int(fit.sum())
 
     def _make_likelihood(self, spec, hyper):
         """Learned noise: shared (a posterior parameter) or per-member heads; or fixed."""
         if self.noise_std != "learn":
-            return GaussianLikelihood(self.noise_std / self.y_std_)
+            return GaussianLikelihood(self.noise_std / self.y_std_[~self._constant])
         if getattr(spec.module, "NOISE", "shared") == "heads":
             return HeteroscedasticGaussianLikelihood(beta=hyper.get("nll_beta", 0.0))
         return GaussianLikelihood(None)
 
-    def _check_draws(self, draws) -> None:
+    def _check_fit(self, posterior, forward, likelihood, X, yt, step_name) -> dict[str, Any]:
+        """Raise for a diverged fit, report a suspicious one and the constant columns.
+
+        ``diagnostics_["predictive_spread"]`` gets the spread of the predictive
+        at the training inputs in target standard deviations, one per output
+        (NaN for constant columns; see :func:`~skfbnn.diagnostics.predictive_spread`).
+        """
+        found = self._constant_warnings()
+        spread = np.full(self.n_outputs_, np.nan)
+        if yt.shape[1]:
+            self._check_noise_range(posterior.flat(), step_name)
+            spread[~self._constant] = self._spread(posterior, forward, likelihood, X, yt)
+            found += self._spread_warnings(spread, step_name)
+        return {"warnings": found, "predictive_spread": spread}
+
+    def _spread(self, posterior, forward, likelihood, X, yt) -> np.ndarray:
+        """:func:`predictive_spread` of the learned columns at (up to 1000) training rows,
+        in the network's units, from the outputs that ``predict`` would compute."""
+        rows = np.unique(np.linspace(0, len(X) - 1, _MAX_CHECK_ROWS).round().astype(int))
+        out = outputs_at(posterior, forward, X[rows])
+        draws = {k: v.to(out.device, out.dtype) for k, v in posterior.flat().items()}
+        f, log_noise = likelihood.predictive(out, draws)
+        # A noise_std set by the user is not the run's doing: only learned noise counts.
+        noise = to_numpy(torch.exp(log_noise)) if self.noise_std == "learn" else None
+        y = to_numpy(yt)
+        # The network and its priors work on unit scale (that of standardised targets):
+        # with normalize_y=False, targets much smaller than 1 are no sign of divergence.
+        scale = np.maximum(y.std(0), 1.0)
+        return predictive_spread(to_numpy(f), noise, y[rows], scale)
+
+    def _constant_warnings(self) -> list[SamplerWarning]:
+        columns = np.flatnonzero(self._constant).tolist()
+        if not columns:
+            return []
+        what = "y is constant" if self._single_output() else f"y column(s) {columns} are constant"
+        std = "zero" if self.noise_std == "learn" else f"the fixed noise_std={self.noise_std!r}"
+        return [SamplerWarning(
+            "constant",
+            f"{what} (zero variance): there is nothing to learn and no scale for the "
+            f"observation noise, so no network is fitted to it; it is predicted as its value "
+            f"with {std} as predictive standard deviation.",
+            extra={"columns": columns}, category=ConstantTargetWarning,
+        )]
+
+    def _check_noise_range(self, draws, step_name: str) -> None:
         # A run can stay finite in float32 while the learned log noise drifts
         # so far that its variance in units of y overflows float64 (seen with
         # SGLD at step_size=10): predictions would then be inf/NaN.
         if NOISE_KEY not in draws:
             return
         log_noise = draws[NOISE_KEY].detach().to("cpu", torch.float64)  # MPS: no float64
-        var = (torch.exp(log_noise) * torch.as_tensor(self.y_std_)).pow(2)
+        var = (torch.exp(log_noise) * torch.as_tensor(self.y_std_[~self._constant])).pow(2)
         if not bool((torch.isfinite(var) & (var > 0)).all()):
             raise SamplerDivergenceError(
-                "The sampler diverged: the learned observation noise left the range of "
-                f"float64 (|log noise std| up to {float(log_noise.abs().max()):.3g}). The "
-                "step size is most likely too large for this problem: reduce step_size."
+                f"The {_what(step_name)} diverged: the learned observation noise left the "
+                f"range of float64 (|log noise std| up to {float(log_noise.abs().max()):.3g}). "
+                f"The step size is most likely too large for this problem: reduce {step_name}."
             )
+
+    def _spread_warnings(self, spread: np.ndarray, step_name: str) -> list[SamplerWarning]:
+        """Raise above :data:`_SPREAD_ERROR`, a ``"spread"`` warning above
+        :data:`_SPREAD_WARNING` target standard deviations."""
+        worst = float(np.nanmax(spread))
+        outputs = np.flatnonzero(~(spread <= _SPREAD_WARNING) & ~self._constant).tolist()
+        where = "" if self._single_output() else f" (output(s) {outputs})"
+        found = (f"its predictive distribution at the training inputs spreads {worst:.3g} "
+                 f"times the standard deviation of y around the mean of y{where}; a fit of "
+                 "y gives about 1")
+        if not worst <= _SPREAD_ERROR:  # also NaN/inf
+            raise SamplerDivergenceError(
+                f"The {_what(step_name)} diverged: {found}, so the predictions would be "
+                "useless. The step size is most likely too large for this problem: reduce "
+                f"{step_name}."
+            )
+        if not outputs:
+            return []
+        return [SamplerWarning(
+            "spread",
+            f"some draws (or members) escaped to implausible values, e.g. a blown-up noise "
+            f"or function: {found}. The step size is likely too large: reduce {step_name}.",
+            extra={"predictive_spread": spread, "outputs": outputs,
+                   "threshold": _SPREAD_WARNING},
+            category=SamplerDivergenceWarning,
+        )]
 
     def _probe_summary(self, f: torch.Tensor) -> torch.Tensor:
         return f
@@ -161,9 +254,24 @@ class BayesianRegressorBase(BayesianNetBase):
         out = self._draws_at(X).to(torch.float64)
         draws = {k: v.to(out.device, torch.float64) for k, v in self.posterior_.flat().items()}
         f, log_noise = self.likelihood_.predictive(out, draws)
-        scale = torch.as_tensor(self.y_std_, device=f.device)
-        shift = torch.as_tensor(self.y_mean_, device=f.device)
-        return f * scale + shift, torch.exp(log_noise) * scale
+        fit = ~self._constant
+        scale = torch.as_tensor(self.y_std_[fit], device=f.device)
+        shift = torch.as_tensor(self.y_mean_[fit], device=f.device)
+        return self._with_constant_columns(f * scale + shift, torch.exp(log_noise) * scale)
+
+    def _with_constant_columns(
+        self, f: torch.Tensor, noise: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Insert the constant columns: their value, no spread, the fixed noise or 0."""
+        if not self._constant.any():
+            return f, noise
+        fit = torch.as_tensor(~self._constant, device=f.device)
+        value = torch.as_tensor(self._constant_value, dtype=f.dtype, device=f.device)
+        full_f = value.expand(*f.shape[:2], len(value)).clone()
+        full_noise = torch.full((*noise.shape[:2], len(value)), self._constant_noise,
+                                dtype=noise.dtype, device=noise.device)
+        full_f[..., fit], full_noise[..., fit] = f, noise
+        return full_f, full_noise
 
     def _single_output(self) -> bool:
         return self._y_ndim == 1 or self.n_outputs_ == 1
@@ -172,3 +280,15 @@ class BayesianRegressorBase(BayesianNetBase):
         """Drop the output axis for single-output fits (GaussianProcessRegressor's rule)."""
         return a.take(0, axis=out_axis) if self._single_output() else a
 
+
+
+def _constant_columns(Y: np.ndarray) -> np.ndarray:
+    """Columns whose variance is zero up to float64 rounding (the rule of
+    scikit-learn's ``StandardScaler``), so unlike ``std == 0`` independent of units."""
+    n, eps = len(Y), np.finfo(np.float64).eps
+    mean, var = Y.mean(0), Y.var(0)
+    return var <= n * eps * var + (n * np.abs(mean) * eps) ** 2
+
+
+def _what(step_name: str) -> str:
+    return "sampler" if step_name == "step_size" else "optimisation"

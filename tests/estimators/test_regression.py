@@ -7,15 +7,19 @@ and a function-space estimator to keep the suite fast.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import NotFittedError
 from sklearn.gaussian_process import GaussianProcessRegressor
 
 import skfbnn
+from skfbnn.exceptions import ConstantTargetWarning, SamplerDivergenceWarning
 
-from ._cases import REGRESSORS, family_of, fitted, ids, n_draws
+from ._cases import NAMED_REGRESSORS, REGRESSORS, family_of, fitted, ids, make, n_draws, step_name
 
 N_TEST = 7  # != n_train and != n_samples below, so swapped axes are caught
 TWO = [skfbnn.SGLDRegressor, skfbnn.FunctionalSGHMCRegressor]
@@ -225,51 +229,90 @@ def test_scaling_y_scales_predictions(cls, noise, n_outputs, regression_data):
                     rtol=1e-10, atol=1e-10 * c * scale)
 
 
-CONSTANT_CASES = pytest.mark.parametrize(
-    "cls, value, n_outputs",
-    [(cls, 1e4, None) for cls in REGRESSORS] + [(cls, 7.0, 2) for cls in TWO],
-    ids=lambda v: v.__name__ if isinstance(v, type) else repr(v),
-)
+def _fit_constant(cls, X, Y, **kwargs):
+    """Fit on a target with a constant column; the fit must say so."""
+    with pytest.warns(ConstantTargetWarning, match="constant"):
+        return make(cls, **kwargs).fit(X, Y)
 
 
-@CONSTANT_CASES
-@pytest.mark.parametrize("noise", ["learn", 1.0])
-def test_constant_target_is_finite_and_inside_the_predictive_band(
-    cls, value, n_outputs, noise, regression_data
-):
-    """Constant y: no division by zero anywhere, and the constant is predicted.
+@regressors
+@pytest.mark.parametrize("value", [3.0, 1e-6, -1e4])
+def test_constant_target_warns_and_is_predicted_exactly(cls, value, regression_data):
+    """A zero-variance target is predicted as itself with zero spread, in any units.
 
-    With zero spread the internal scale falls back to 1 (as in
-    GaussianProcessRegressor); a 1/0 would give NaN or inf.
+    With a learned noise the posterior of a constant target is degenerate (the
+    noise shrinks to zero), and a standardising scale does not exist; sampling
+    it gave the constant +- 60 (SGHMC) or +- 2.5e5 (fSGHMC), the same in
+    absolute units for 3.0 and 1e-6, or a divergence error (fSGLD).
     """
     X, _ = regression_data
-    Y = np.full(len(X) if n_outputs is None else (len(X), n_outputs), value)
-    est = fitted(cls, X, Y, noise_std=noise)
-    assert_array_equal(est.y_std_, 1.0)
+    est = _fit_constant(cls, X, np.full(len(X), value))
+    Xt = X[:N_TEST]
+    mean, std = est.predict(Xt, return_std=True)
+    assert_allclose(mean, value, rtol=1e-14)
+    assert_array_equal(std, 0.0)
+    for kind in ("epistemic", "aleatoric"):
+        assert_array_equal(est.predict_std(Xt, kind=kind), 0.0)
+    assert_array_equal(est.predict(Xt, return_cov=True)[1], 0.0)
+    assert_allclose(est.sample_y(Xt, 3), value, rtol=1e-14)
+    f, noise = est.predict_draws(Xt)
+    assert f.shape[0] == n_draws(cls)
+    assert_allclose(f, value, rtol=1e-14)
+    assert_array_equal(noise, 0.0)
+    assert [w.kind for w in est.diagnostics_["warnings"]] == ["constant"]
+    assert np.isnan(est.diagnostics_["predictive_spread"]).all()
+
+
+@two_regressors
+@shapes
+def test_constant_target_with_fixed_noise_predicts_that_noise(cls, n_outputs, regression_data):
+    X, _ = regression_data
+    Y = np.full(len(X) if n_outputs is None else (len(X), n_outputs), 7.0)
+    est = _fit_constant(cls, X, Y, noise_std=0.5)
     mean, std = est.predict(X[:N_TEST], return_std=True)
-    assert np.isfinite(mean).all() and np.isfinite(std).all() and (std > 0).all()
-    f, noise_draws = est.predict_draws(X[:N_TEST])
-    assert np.isfinite(f).all() and np.isfinite(noise_draws).all()
-    assert np.isfinite(est.sample_y(X[:N_TEST], 3)).all()
-    assert (np.abs(mean - value) <= 3 * std).all()
+    assert_allclose(mean, 7.0, rtol=1e-14)
+    assert_allclose(std, 0.5, rtol=1e-14)
+    assert_array_equal(est.predict_std(X[:N_TEST], kind="epistemic"), 0.0)
 
 
-@CONSTANT_CASES
-def test_constant_target_prediction_with_fixed_noise(
-    cls, value, n_outputs, regression_data
-):
-    """With noise_std=1 (a proper posterior) the mean is the constant.
+@two_regressors
+def test_one_constant_column_leaves_the_others_untouched(cls, regression_data):
+    """Only the constant column is special: the other one is fitted exactly as alone."""
+    X, y = regression_data
+    est = _fit_constant(cls, X, np.c_[y, np.full(len(X), 7.0)])
+    alone = fitted(cls, X, y)
+    assert [w.extra for w in est.diagnostics_["warnings"] if w.kind == "constant"] == [
+        {"columns": [1]}]
+    Xt = X[:N_TEST]
+    mean, std = est.predict(Xt, return_std=True)
+    # The same draws; only the reduction over draws may round differently (1 ulp).
+    assert_allclose(mean[:, 0], alone.predict(Xt), rtol=1e-14, atol=1e-14)
+    assert_allclose(std[:, 0], alone.predict(Xt, return_std=True)[1], rtol=1e-14)
+    assert_allclose(mean[:, 1], 7.0, rtol=1e-14)
+    assert_array_equal(std[:, 1], 0.0)
+    f, noise = est.predict_draws(Xt)
+    assert f.shape == (n_draws(cls), N_TEST, 2) and noise.shape == (n_draws(cls), 2)
+    assert_array_equal(noise[:, 1], 0.0)
+    spread = est.diagnostics_["predictive_spread"]
+    assert spread[0] == alone.diagnostics_["predictive_spread"][0] and np.isnan(spread[1])
 
-    The posterior mean of f has std about 1/sqrt(40) = 0.16 here, plus the
-    Monte Carlo error of 8 draws; measured deviations are <= 0.64 over seeds
-    0-2. A wrong scale or shift would be off by O(value).
-    """
+
+@pytest.mark.parametrize("scale", [1e-12, 1e12])
+def test_a_small_or_large_varying_target_is_not_constant(scale, regression_data):
+    """The zero-variance test is relative to float64 rounding, not absolute."""
+    X, y = regression_data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConstantTargetWarning)
+        est = fitted(skfbnn.SGLDRegressor, X, scale * y)
+    assert_allclose(est.y_std_, scale * y.std(), rtol=1e-12)
+
+
+def test_rounding_noise_alone_is_constant(regression_data):
     X, _ = regression_data
-    Y = np.full(len(X) if n_outputs is None else (len(X), n_outputs), value)
-    est = fitted(cls, X, Y, noise_std=1.0)
-    mean = est.predict(X[:N_TEST])
-    assert np.abs(mean - value).max() < 1.0
-    assert_allclose(est.predict_std(X[:N_TEST], kind="aleatoric"), 1.0, rtol=1e-12)
+    y = 0.1 * (1 + np.arange(len(X)) % 3 * np.finfo(float).eps)  # a few ulps apart
+    assert np.ptp(y) > 0
+    est = _fit_constant(skfbnn.SGLDRegressor, X, y)
+    assert_allclose(est.predict(X[:N_TEST]), y.mean(), rtol=1e-14)
 
 
 # ----------------------------------------------------------- dtypes
@@ -298,3 +341,128 @@ def test_dtype_float64_runs(cls, regression_data):
     assert np.isfinite(mean).all() and np.isfinite(std).all()
     default = fitted(cls, X, y)
     assert all(v.dtype == torch.float32 for v in default.posterior_.draws.values())
+
+
+# ------------------------------------------------- nothing silently wrong
+def _sin_data():
+    """The data of the report: 40 rows, sd(y) = 0.88."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    return X, np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=40)
+
+
+@pytest.mark.parametrize(
+    "cls, step",
+    [(skfbnn.SGLDRegressor, 3.0), (skfbnn.SGHMCRegressor, 0.3),
+     (skfbnn.BBBRegressor, 10.0), (skfbnn.DeepEnsembleRegressor, 100.0)],
+    ids=["SGLD", "SGHMC", "BBB", "DeepEnsemble"],
+)
+def test_finite_but_absurd_fit_raises_divergence_error(cls, step):
+    """Steps too large but not huge kept every value finite and predicted stds of
+    1e15-1e82 times sd(y) in silence (measured 1e29-1e100 times with these budgets)."""
+    X, y = _sin_data()
+    est = make(cls, **{step_name(cls): step})
+    with pytest.raises(skfbnn.SamplerDivergenceError,
+                       match=f"spreads .* standard deviation of y.*reduce {step_name(cls)}"):
+        est.fit(X, y)
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+
+
+@pytest.mark.parametrize(
+    "cls, step", [(skfbnn.SGLDRegressor, 1.0), (skfbnn.DeepEnsembleRegressor, 10.0)],
+    ids=["SGLD", "DeepEnsemble"],
+)
+def test_escaped_draws_give_a_python_warning(cls, step):
+    """A milder blow-up (measured 34 and 290 times sd(y)) warns; the fit is kept."""
+    X, y = _sin_data()
+    with pytest.warns(SamplerDivergenceWarning, match=f"reduce {step_name(cls)}"):
+        est = make(cls, **{step_name(cls): step}).fit(X, y)
+    (found,) = [w for w in est.diagnostics_["warnings"] if w.kind == "spread"]
+    assert found.category is SamplerDivergenceWarning
+    assert 10 < est.diagnostics_["predictive_spread"][0] < 1e3
+    # The spread is what predict shows: the total std far exceeds sd(y).
+    assert np.median(est.predict(X, return_std=True)[1]) > 3 * y.std()
+    with warnings.catch_warnings():  # warnings turned into errors leave nothing fitted
+        warnings.simplefilter("error", SamplerDivergenceWarning)
+        with pytest.raises(SamplerDivergenceWarning):
+            est.fit(X, y)
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+
+
+@regressors
+def test_sane_fits_report_a_spread_of_about_one(cls, regression_data):
+    X, y = regression_data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplerDivergenceWarning)
+        est = make(cls).fit(X, y)
+    spread = est.diagnostics_["predictive_spread"]
+    assert spread.shape == (1,) and 0.3 < spread[0] < 3
+    assert "spread" not in {w.kind for w in est.diagnostics_["warnings"]}
+
+
+def test_fixed_noise_is_not_mistaken_for_divergence(regression_data):
+    """A large noise_std is the user's model, not an escaped draw."""
+    X, y = regression_data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplerDivergenceWarning)
+        est = fitted(skfbnn.SGLDRegressor, X, y, noise_std=1e4 * y.std())
+    assert est.diagnostics_["predictive_spread"][0] < 10
+
+
+def test_unnormalised_small_targets_are_not_mistaken_for_divergence(regression_data):
+    """Without normalize_y the network works on unit scale, not on sd(y) = 2e-3."""
+    X, y = regression_data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplerDivergenceWarning)
+        est = fitted(skfbnn.SGLDRegressor, X, 1e-3 * y, normalize_y=False)
+    assert est.diagnostics_["predictive_spread"][0] < 1
+
+
+@regressors
+def test_one_training_row_raises_a_clear_error(cls, regression_data):
+    X, y = regression_data
+    with pytest.raises(ValueError, match="at least 2 training rows; got 1 sample"):
+        make(cls).fit(X[:1], y[:1])
+
+
+@regressors
+@pytest.mark.parametrize("n_rows", [2, 3])
+def test_two_or_three_training_rows_fit(cls, n_rows, regression_data):
+    """Functional priors fitted their GP to one row and diverged; 2 and 3 rows work."""
+    X, y = regression_data
+    est = make(cls).fit(X[:n_rows], y[:n_rows])
+    mean, std = est.predict(X[:N_TEST], return_std=True)
+    assert np.isfinite(mean).all() and (std > 0).all() and np.isfinite(std).all()
+    assert est.diagnostics_["predictive_spread"][0] < 10
+
+
+@two_regressors
+@pytest.mark.parametrize("c", [1e-6, 1e6])
+def test_huge_and_tiny_target_scales_give_the_same_standardised_fit(cls, c, regression_data):
+    """Predictions scale with y; the diagnostics (in units of sd(y)) do not change."""
+    X, y = regression_data
+    a, b = fitted(cls, X, y), fitted(cls, X, c * y)
+    Xt = X[:N_TEST]
+    mean_a, std_a = a.predict(Xt, return_std=True)
+    mean_b, std_b = b.predict(Xt, return_std=True)
+    assert_allclose(mean_b, c * mean_a, rtol=1e-10, atol=1e-10 * c * np.abs(mean_a).max())
+    assert_allclose(std_b, c * std_a, rtol=1e-10)
+    assert_allclose(b.diagnostics_["predictive_spread"], a.diagnostics_["predictive_spread"],
+                    rtol=1e-10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", NAMED_REGRESSORS, ids=ids(NAMED_REGRESSORS))
+def test_default_fits_on_real_data_do_not_warn(cls):
+    """The spread check stays quiet on standardised diabetes data at the defaults
+    (measured spreads 0.99-1.05 for seeds 0 and 1)."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SamplerDivergenceWarning)
+        est = cls(random_state=0, device="cpu").fit(X, y)
+    assert 0.5 < est.diagnostics_["predictive_spread"][0] < 2
