@@ -38,7 +38,13 @@ from scipy.special import ndtri
 from scipy.stats import rankdata
 
 __all__ = ["SamplerWarning", "ess_bulk", "ess_mean", "ess_tail", "split_rhat",
-           "summarize", "lagging_chains", "optimisation_warnings", "predictive_spread"]
+           "summarize", "lagging_chains", "optimisation_warnings", "predictive_spread",
+           "predictive_mixing"]
+
+DISAGREEMENT_LIMIT = 0.5
+"""Chains whose predictive means differ by more than this many predictive std."""
+MC_ERROR_LIMIT = 0.2
+"""Monte-Carlo standard error of the predictive mean above this many predictive std."""
 
 _MIN_DRAWS = 4
 
@@ -454,3 +460,90 @@ def predictive_spread(
         ratio = np.sqrt((dev + var).mean(axis=(0, 1)))
     finite = np.isfinite(f).all(axis=(0, 1)) & np.isfinite(var).all(axis=(0, 1))
     return np.where(scale > 0, np.where(finite, ratio, np.inf), np.nan)
+
+
+def predictive_mixing(
+    draws: Any,
+    total_var: Any,
+    *,
+    disagreement_limit: float = DISAGREEMENT_LIMIT,
+    mc_error_limit: float = MC_ERROR_LIMIT,
+) -> tuple[dict[str, Any], list[SamplerWarning]]:
+    """R-hat and ESS of predictions, with warnings that say when they matter.
+
+    Neural-network posteriors are multimodal, and chains of a few dozen draws
+    rarely reach R-hat < 1.01 and 100 effective draws per chain
+    (:func:`summarize`'s strict thresholds) even when the predictive they
+    give is accurate. Both failures are therefore measured in units of the
+    predictive standard deviation ``sqrt(total_var)`` at each monitored point:
+
+    - ``chain_disagreement``: the standard deviation of the chains' means,
+      i.e. how much the prediction depends on which chain was run (this is
+      what a large R-hat means, ``R^2 - 1 ~ between / within`` variance);
+    - ``mc_error``: the Monte-Carlo standard error of the predictive mean,
+      ``sd(draws) / sqrt(ess_bulk)``.
+
+    An ``"rhat"`` warning is raised when the disagreement exceeds
+    ``disagreement_limit`` (0.5: two chains would predict half a predictive
+    std apart), an ``"ess"`` warning when the Monte-Carlo error exceeds
+    ``mc_error_limit`` (0.2: the 95% Monte-Carlo band of the mean is +-0.4
+    predictive std).
+
+    Parameters
+    ----------
+    draws : array_like of shape (n_chains, n_draws, n_points)
+        Draws of the predictive mean at monitored points (function values, or
+        class probabilities).
+    total_var : array_like of shape (n_points,)
+        Total predictive variance there (epistemic plus observation noise; for
+        class probabilities ``p (1 - p)``).
+
+    Returns
+    -------
+    summary : dict
+        :func:`summarize`'s entries plus ``chain_disagreement``, ``mc_error``
+        (arrays) and their maxima ``max_chain_disagreement``, ``max_mc_error``.
+    warnings : list of SamplerWarning
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> mixed = rng.normal(size=(4, 50, 3))
+    >>> stuck = mixed + np.arange(4)[:, None, None]  # each chain in its own mode
+    >>> [w.kind for w in predictive_mixing(mixed, np.ones(3))[1]]
+    []
+    >>> [w.kind for w in predictive_mixing(stuck, np.full(3, 2.0))[1]]
+    ['rhat', 'ess']
+    """
+    x = np.asarray(draws, dtype=float)
+    summary, _ = summarize(x)
+    sd = np.sqrt(np.maximum(np.asarray(total_var, dtype=float), 1e-300))
+    between = x.mean(axis=1).std(axis=0, ddof=1) if x.shape[0] >= 2 else np.zeros(x.shape[2])
+    within = x.reshape(-1, x.shape[2]).std(axis=0)
+    disagreement = between / sd
+    mc_error = within / np.sqrt(np.asarray(summary["ess_bulk"], dtype=float)) / sd
+    summary.update(chain_disagreement=disagreement, mc_error=mc_error,
+                   max_chain_disagreement=_nan_reduce(disagreement, np.max),
+                   max_mc_error=_nan_reduce(mc_error, np.max))
+    warnings: list[SamplerWarning] = []
+    worst = summary["max_chain_disagreement"]
+    if worst > disagreement_limit:
+        warnings.append(SamplerWarning(
+            "rhat",
+            f"the chains disagree: their predictive means differ by up to {worst:.2g} "
+            f"predictive std (max R-hat {summary['max_r_hat']:.3g}); the prediction depends "
+            "on which chain was run. Increase n_burnin, n_chains or min_epochs.",
+            extra={"max_chain_disagreement": worst, "threshold": disagreement_limit,
+                   "max_r_hat": summary["max_r_hat"]},
+        ))
+    worst = summary["max_mc_error"]
+    if worst > mc_error_limit:
+        warnings.append(SamplerWarning(
+            "ess",
+            f"the Monte-Carlo error of the predictive mean is up to {worst:.2g} predictive "
+            f"std (min bulk ESS {summary['min_ess_bulk']:.0f}); increase n_samples or "
+            "n_chains.",
+            extra={"max_mc_error": worst, "threshold": mc_error_limit,
+                   "min_ess_bulk": summary["min_ess_bulk"]},
+        ))
+    return summary, warnings

@@ -345,3 +345,23 @@ def test_predictive_spread_non_finite_and_constant():
     assert spread[0] == np.inf and spread[1] == np.inf and np.isnan(spread[2])
     huge = np.full((2, 4, 3), 1e300)  # finite, but its square overflows
     assert (predictive_spread(huge, None, y)[:2] == np.inf).all()
+
+
+def test_predictive_mixing_measures_in_predictive_std():
+    from skfbnn.diagnostics import predictive_mixing
+
+    rng = np.random.default_rng(0)
+    mixed = rng.normal(size=(4, 200, 5))
+    summary, found = predictive_mixing(mixed, np.full(5, 4.0))  # noise var 3 + draw var 1
+    # iid chains: chain means spread ~ 1/sqrt(200), mc error ~ 1/sqrt(800), both / 2
+    assert summary["max_chain_disagreement"] < 0.1 and summary["max_mc_error"] < 0.05
+    assert found == []
+    offset = mixed + np.array([0.0, 0.0, 3.0, 3.0])[:, None, None]
+    summary, found = predictive_mixing(offset, np.full(5, 4.0))
+    # chain means 0, 0, 3, 3: their std is sqrt(3) = 1.73, in units of sd 2: 0.87
+    np.testing.assert_allclose(summary["chain_disagreement"], np.sqrt(3) / 2, atol=0.05)
+    assert "rhat" in {w.kind for w in found}
+    # the same stuck chains under a much wider predictive do not matter
+    summary, found = predictive_mixing(offset, np.full(5, 400.0))
+    assert "rhat" not in {w.kind for w in found}
+    assert summary["max_r_hat"] > 1.5  # R-hat alone would have flagged them

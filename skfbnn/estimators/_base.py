@@ -24,7 +24,12 @@ from ..device import (
     to_numpy,
     to_tensor,
 )
-from ..diagnostics import SamplerWarning, lagging_chains, optimisation_warnings, summarize
+from ..diagnostics import (
+    SamplerWarning,
+    lagging_chains,
+    optimisation_warnings,
+    predictive_mixing,
+)
 from ..inference.families import FAMILIES, sampler_lengths
 from ..inference.registry import METHODS
 from ..inference.types import BayesProblem
@@ -49,7 +54,7 @@ class BayesianNetBase(BaseEstimator):
     Subclasses set ``_method`` (a registry key) or ``_generic = True``, and a
     task part (:mod:`._regression`, :mod:`._classification`) supplies
     ``_task_params``, ``_validate_fit_data``, ``_encode_target``,
-    ``_make_likelihood``, ``_check_fit`` and ``_probe_summary``. ``__init__``,
+    ``_make_likelihood``, ``_check_fit`` and ``_probe_moments``. ``__init__``,
     ``_parameter_constraints`` and the docstring's Parameters section are generated
     from the parameter tables.
     """
@@ -243,8 +248,10 @@ class BayesianNetBase(BaseEstimator):
                 extra={"n_escalations": fprior.n_escalations},
             ))
         if n_chains >= 2 and n_draws >= 4:
-            f = self._probe_summary(self.posterior_.predict_f(self._forward(), Xt[probe]))
-            summary, found = summarize(to_numpy(f).reshape(n_chains, n_draws, -1))
+            out = outputs_at(self.posterior_, self._forward(), Xt[probe])
+            f, total_var = self._probe_moments(out)
+            summary, found = predictive_mixing(to_numpy(f).reshape(n_chains, n_draws, -1),
+                                               to_numpy(total_var).reshape(-1))
             diagnostics.update(summary)
             diagnostics["warnings"].extend(found)
         return diagnostics

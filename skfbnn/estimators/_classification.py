@@ -44,9 +44,13 @@ class BayesianClassifierBase(BayesianNetBase):
     def _make_likelihood(self, spec, hyper):
         return CategoricalLikelihood()
 
-    def _probe_summary(self, f: torch.Tensor) -> torch.Tensor:
-        # Logits are identified only up to a shift: diagnose the probabilities.
-        return torch.softmax(f, dim=-1)
+    def _probe_moments(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Class-probability draws ``(D, n, K)`` at probe inputs (logits are identified
+        only up to a shift) and the predictive variance ``p (1 - p)`` of each class
+        indicator (which already includes the draws' spread)."""
+        p = torch.softmax(out, dim=-1)
+        mean = p.mean(0)
+        return p, mean * (1 - mean)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Mean over posterior draws of the per-draw class probabilities.

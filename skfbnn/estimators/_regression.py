@@ -166,8 +166,13 @@ class BayesianRegressorBase(BayesianNetBase):
             category=SamplerDivergenceWarning,
         )]
 
-    def _probe_summary(self, f: torch.Tensor) -> torch.Tensor:
-        return f
+    def _probe_moments(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Draws of the mean ``(D, n, k)`` at probe inputs and the total predictive
+        variance there ``(n, k)`` (draw spread plus mean noise variance)."""
+        draws = {k: v.to(out.device, out.dtype) for k, v in self.posterior_.flat().items()}
+        f, log_noise = self.likelihood_.predictive(out, draws)
+        noise_var = torch.exp(2 * log_noise).mean(0).expand(f.shape[1:])
+        return f, f.var(0, correction=0) + noise_var
 
     # ------------------------------------------------------------ predict
     def predict_draws(self, X: Any) -> tuple[np.ndarray, np.ndarray]:

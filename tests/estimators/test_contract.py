@@ -27,7 +27,7 @@ from sklearn.preprocessing import StandardScaler
 
 import skfbnn
 from skfbnn.device import resolve_device
-from skfbnn.diagnostics import SamplerWarning
+from skfbnn.diagnostics import DISAGREEMENT_LIMIT, MC_ERROR_LIMIT, SamplerWarning
 from skfbnn.metrics import (
     make_coverage_scorer,
     neg_crps_scorer,
@@ -203,8 +203,13 @@ def test_diagnostics_with_several_chains(cls, data):
     assert d["max_r_hat"] == np.nanmax(d["r_hat"])
     assert isinstance(d["warnings"], list)
     assert all(isinstance(w, SamplerWarning) for w in d["warnings"])
-    # 4 draws per chain cannot reach the ESS target: the warning is raised.
-    assert "ess" in {w.kind for w in d["warnings"]}
+    # The mixing warnings are raised exactly when the predictive-scale measures exceed
+    # their limits (4 draws per chain would always fail the strict R-hat/ESS targets).
+    for key in ("chain_disagreement", "mc_error"):
+        assert np.shape(d[key]) == np.shape(d["r_hat"])
+    kinds = {w.kind for w in d["warnings"]}
+    assert ("rhat" in kinds) == (d["max_chain_disagreement"] > DISAGREEMENT_LIMIT)
+    assert ("ess" in kinds) == (d["max_mc_error"] > MC_ERROR_LIMIT)
 
 
 @samplers
