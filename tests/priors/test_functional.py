@@ -12,6 +12,7 @@ from scipy import stats
 from skfbnn.priors.functional import FunctionalPrior, MeasurementDraw
 from skfbnn.priors.gp import GPPrior, make_kernel
 from skfbnn.priors.measurement import MeasurementSampler
+from skfbnn.stats.gaussian import NotPSDError, jittered_cholesky
 
 F64 = torch.float64
 
@@ -122,3 +123,30 @@ def test_log_prob_is_differentiable_in_f():
     expected = torch.linalg.solve(K, d.mean[0] - f[0, :, 0].detach())
     torch.testing.assert_close(grad[0, :, 0], expected)
     torch.testing.assert_close(grad[1, :, 0], expected)
+
+
+def test_factorise_escalates_like_jittered_cholesky_only_when_needed():
+    fp, _ = _prior(nugget=0.0)
+    # mean diagonal 2/3: eigenvalue -1e-4 needs a relative jitter of 1e-3 (3 escalations)
+    K = torch.diag(torch.tensor([1.0, 1.0, -1e-4], dtype=F64)).expand(5, 2, 3, 3)
+    expected = jittered_cholesky(K, 1e-6)
+    torch.testing.assert_close(fp._factorise(K), expected.chol)
+    assert fp.n_escalations == expected.n_escalations == 3
+    # the usual case: one factorisation of K + nugget + 1e-6 * mean diagonal
+    fp, _ = _prior(nugget=0.5)
+    K = torch.eye(3, dtype=F64).expand(4, 2, 3, 3)
+    torch.testing.assert_close(
+        fp._factorise(K), (1.5 + 1e-6 * 1.5) ** 0.5 * torch.eye(3, dtype=F64).expand_as(K)
+    )
+    assert fp.n_escalations == 0
+    with pytest.raises(NotPSDError):
+        fp._factorise(torch.full((2, 3, 3), float("nan"), dtype=F64))
+
+
+def test_log_prob_without_precomputed_constant_agrees():
+    fp, _ = _prior(n_out=2)
+    d = fp.draw(torch.Generator().manual_seed(6))
+    assert d.log_norm is not None
+    f = torch.randn(3, 8, 2, generator=torch.Generator().manual_seed(7))
+    bare = MeasurementDraw(d.x, d.mean, d.chol)
+    torch.testing.assert_close(FunctionalPrior.log_prob(f, bare), FunctionalPrior.log_prob(f, d))
