@@ -78,8 +78,9 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
     prior_fit_iter : int, default=100
-        Adam iterations of exact marginal-likelihood fitting of the GP hyperparameters on at most
-        1000 training points; 0 keeps them fixed.
+        Maximum L-BFGS iterations of exact marginal-likelihood fitting of the GP hyperparameters
+        (positive ones in log scale) on at most 1000 training points; it stops earlier once
+        converged. 0 keeps them fixed.
     prior_mean : str, default='constant'
         GP prior mean: zero, or a constant fitted with the hyperparameters.
     n_measurement_points : int, default=100
@@ -231,8 +232,9 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
     prior_fit_iter : int, default=100
-        Adam iterations of exact marginal-likelihood fitting of the GP hyperparameters on at most
-        1000 training points; 0 keeps them fixed.
+        Maximum L-BFGS iterations of exact marginal-likelihood fitting of the GP hyperparameters
+        (positive ones in log scale) on at most 1000 training points; it stops earlier once
+        converged. 0 keeps them fixed.
     prior_mean : str, default='constant'
         GP prior mean: zero, or a constant fitted with the hyperparameters.
     n_measurement_points : int, default=100

@@ -84,8 +84,9 @@ PRIORS = {
            f"GP prior covariance: None (scaled ARD RBF), one of {list(KERNELS)}, or "
            "a gpytorch kernel instance (copied, never modified)."),
         _p("prior_fit_iter", 100, [Interval(Integral, 0, None, closed="left")], "int",
-           "Adam iterations of exact marginal-likelihood fitting of the GP "
-           "hyperparameters on at most 1000 training points; 0 keeps them fixed."),
+           "Maximum L-BFGS iterations of exact marginal-likelihood fitting of the GP "
+           "hyperparameters (positive ones in log scale) on at most 1000 training "
+           "points; it stops earlier once converged. 0 keeps them fixed."),
         _p("prior_mean", "constant", [StrOptions({"zero", "constant"})], "str",
            "GP prior mean: zero, or a constant fitted with the hyperparameters."),
         _p("n_measurement_points", 100, [Interval(Integral, 1, None, closed="left")], "int",
