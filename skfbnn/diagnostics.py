@@ -39,7 +39,7 @@ from scipy.stats import rankdata
 
 __all__ = ["SamplerWarning", "ess_bulk", "ess_mean", "ess_tail", "split_rhat",
            "summarize", "lagging_chains", "optimisation_warnings", "predictive_spread",
-           "predictive_mixing"]
+           "predictive_mixing", "collapsed_chains"]
 
 DISAGREEMENT_LIMIT = 0.5
 """Chains whose predictive means differ by more than this many predictive std."""
@@ -547,3 +547,27 @@ def predictive_mixing(
                    "min_ess_bulk": summary["min_ess_bulk"]},
         ))
     return summary, warnings
+
+
+def collapsed_chains(log_post: np.ndarray, n_burnin: int, *, factor: float = 100.0) -> list[int]:
+    """Chains whose log posterior during sampling fell far below their starting value.
+
+    A sampler started at a prior draw improves on it; a step size far too large
+    throws the chain to weights of enormous size, where the log posterior (the
+    log prior alone) is orders of magnitude below the start while staying
+    finite (e.g. a classifier's bounded likelihood). A chain counts as collapsed
+    when its median log posterior after burn-in is below ``factor`` times a
+    negative starting value (``-|start|`` otherwise).
+
+    Examples
+    --------
+    >>> trace = np.array([[-100.0, -100.0], [-50.0, -1e6], [-40.0, -2e6]])
+    >>> collapsed_chains(trace, n_burnin=1)
+    [1]
+    """
+    trace = np.asarray(log_post, dtype=float)
+    if len(trace) <= n_burnin:
+        return []
+    start = -np.abs(trace[0])
+    kept = np.median(trace[n_burnin:], axis=0)
+    return [int(c) for c in np.flatnonzero(kept < factor * start)]

@@ -26,12 +26,14 @@ from ..device import (
 )
 from ..diagnostics import (
     SamplerWarning,
+    collapsed_chains,
     lagging_chains,
     optimisation_warnings,
     predictive_mixing,
 )
 from ..inference.families import FAMILIES, sampler_lengths
 from ..inference.registry import METHODS
+from ..inference.run import SamplerDivergenceError
 from ..inference.types import BayesProblem
 from ..nn.functional import init_params, make_forward
 from ..nn.mlp import build_mlp
@@ -230,6 +232,13 @@ class BayesianNetBase(BaseEstimator):
             "probe_indices": probe,
             "warnings": [],
         }
+        collapsed = collapsed_chains(diagnostics["log_posterior"], n_burnin)
+        if collapsed:
+            raise SamplerDivergenceError(
+                f"The sampler diverged: chain(s) {collapsed} ended with a log posterior more "
+                "than 100 times below their starting value (weights thrown to enormous "
+                "values). The step size is too large for this problem: reduce step_size."
+            )
         sampling = diagnostics["log_posterior"][n_burnin:]
         lagging = lagging_chains(sampling) if n_chains >= 2 and len(sampling) else []
         if lagging:

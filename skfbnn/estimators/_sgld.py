@@ -44,17 +44,20 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         Standardise the targets internally; every output is in original units.
     n_chains : int, default=4
         Independent chains, vectorised over a leading batch dimension.
-    n_burnin : int, default=2000
-        Steps discarded before the first kept draw.
+    n_burnin : int, default=4000
+        Steps discarded before the first kept draw (an adaptive preconditioner adapts during these).
     n_samples : int, default=25
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
-    min_epochs : int, default=0
+    min_epochs : int, default=200
         Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
         ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
         factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
         count.
+    max_steps : int or None, default=20000
+        Cap on the run length that ``min_epochs`` asks for (the unstretched ``n_burnin + n_samples *
+        thinning`` steps always run); None: no cap.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -62,10 +65,11 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         cycles).
     temperature : float, default=1.0
         Posterior temperature multiplying the injected noise (1 = Bayes).
-    step_size : float, default=0.03
-        Step size per datum: the update uses ``step_size / n_train`` so the same value suits data
-        sets of any size.
-    preconditioner : str, default='identity'
+    step_size : float, default=3.0
+        Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
+        preconditioner ``step_size / max(n_train, 256)``) so the same value suits data sets of any
+        size.
+    preconditioner : str, default='adaptive'
         'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
         during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
         Springenberg et al. 2016), so one step size suits every parameter and data set.
@@ -111,15 +115,16 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         noise_std='learn',
         normalize_y=True,
         n_chains=4,
-        n_burnin=2000,
+        n_burnin=4000,
         n_samples=25,
         thinning=40,
-        min_epochs=0,
+        min_epochs=200,
+        max_steps=20000,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
-        step_size=0.03,
-        preconditioner='identity',
+        step_size=3.0,
+        preconditioner='adaptive',
         prior_std=1.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -135,6 +140,7 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         self.n_samples = n_samples
         self.thinning = thinning
         self.min_epochs = min_epochs
+        self.max_steps = max_steps
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
@@ -166,17 +172,20 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
     n_chains : int, default=4
         Independent chains, vectorised over a leading batch dimension.
-    n_burnin : int, default=2000
-        Steps discarded before the first kept draw.
+    n_burnin : int, default=4000
+        Steps discarded before the first kept draw (an adaptive preconditioner adapts during these).
     n_samples : int, default=25
         Draws kept per chain.
     thinning : int, default=40
         Steps between kept draws.
-    min_epochs : int, default=0
+    min_epochs : int, default=200
         Minimum number of passes over the data: when ``n_burnin + n_samples * thinning`` steps of
         ``batch_size`` rows cover fewer, ``n_burnin`` and ``thinning`` are stretched by the same
         factor (see ``sampler_lengths``), so large data sets are not under-sampled by a fixed step
         count.
+    max_steps : int or None, default=20000
+        Cap on the run length that ``min_epochs`` asks for (the unstretched ``n_burnin + n_samples *
+        thinning`` steps always run); None: no cap.
     batch_size : int, default=64
         Minibatch size (full batch when larger than the data).
     schedule : str, default='decay'
@@ -184,10 +193,11 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         cycles).
     temperature : float, default=1.0
         Posterior temperature multiplying the injected noise (1 = Bayes).
-    step_size : float, default=0.03
-        Step size per datum: the update uses ``step_size / n_train`` so the same value suits data
-        sets of any size.
-    preconditioner : str, default='identity'
+    step_size : float, default=3.0
+        Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
+        preconditioner ``step_size / max(n_train, 256)``) so the same value suits data sets of any
+        size.
+    preconditioner : str, default='adaptive'
         'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
         during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
         Springenberg et al. 2016), so one step size suits every parameter and data set.
@@ -218,15 +228,16 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         dtype='float32',
         verbose=0,
         n_chains=4,
-        n_burnin=2000,
+        n_burnin=4000,
         n_samples=25,
         thinning=40,
-        min_epochs=0,
+        min_epochs=200,
+        max_steps=20000,
         batch_size=64,
         schedule='decay',
         temperature=1.0,
-        step_size=0.03,
-        preconditioner='identity',
+        step_size=3.0,
+        preconditioner='adaptive',
         prior_std=1.0,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -240,6 +251,7 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         self.n_samples = n_samples
         self.thinning = thinning
         self.min_epochs = min_epochs
+        self.max_steps = max_steps
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature

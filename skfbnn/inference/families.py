@@ -19,6 +19,7 @@ from .holdout import BestOnHeldOut, split_rows
 from .hyper import Param, param
 from .run import RunResult, run
 from .schedules import SCHEDULES, make_schedule
+from .sgmcmc.diffusions import update_step
 from .types import Schedule
 
 __all__ = ["Family", "FAMILIES", "lr_schedule", "optimisation_steps", "sampler_lengths"]
@@ -62,14 +63,18 @@ _BATCH = _count("batch_size", 64, "Minibatch size (full batch when larger than t
 
 SAMPLING = (
     _count("n_chains", 4, "Independent chains, vectorised over a leading batch dimension."),
-    _count("n_burnin", 2000, "Steps discarded before the first kept draw.", low=0),
+    _count("n_burnin", 4000, "Steps discarded before the first kept draw (an adaptive "
+           "preconditioner adapts during these).", low=0),
     _count("n_samples", 25, "Draws kept per chain."),
     _count("thinning", 40, "Steps between kept draws."),
-    _count("min_epochs", 0,
+    _count("min_epochs", 200,
            "Minimum number of passes over the data: when ``n_burnin + n_samples * "
            "thinning`` steps of ``batch_size`` rows cover fewer, ``n_burnin`` and "
            "``thinning`` are stretched by the same factor (see ``sampler_lengths``), so "
            "large data sets are not under-sampled by a fixed step count.", low=0),
+    param("max_steps", 20000, [None, Interval(Integral, 1, None, closed="left")], "int or None",
+          "Cap on the run length that ``min_epochs`` asks for (the unstretched "
+          "``n_burnin + n_samples * thinning`` steps always run); None: no cap."),
     _BATCH,
     param("schedule", "decay", [StrOptions(set(SCHEDULES))], "str",
           "Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or "
@@ -85,15 +90,18 @@ def sampler_lengths(hyper: dict, n_data: int) -> tuple[int, int]:
     Examples
     --------
     >>> h = {"n_burnin": 2000, "n_samples": 25, "thinning": 40, "min_epochs": 100,
-    ...      "batch_size": 64}
-    >>> sampler_lengths(h, 455), sampler_lengths(h, 6000)
-    ((2000, 40), (6250, 125))
+    ...      "batch_size": 64, "max_steps": 20000}
+    >>> sampler_lengths(h, 455), sampler_lengths(h, 6000), sampler_lengths(h, 40000)
+    ((2000, 40), (6250, 125), (13334, 267))
     """
     n_burnin, thinning = hyper["n_burnin"], hyper["thinning"]
     if not hyper.get("min_epochs", 0) or not n_data:
         return n_burnin, thinning
     n_steps = n_burnin + hyper["n_samples"] * thinning
-    factor = hyper["min_epochs"] * n_data / (min(hyper["batch_size"], n_data) * n_steps)
+    wanted = hyper["min_epochs"] * n_data / min(hyper["batch_size"], n_data)
+    if hyper.get("max_steps") is not None:
+        wanted = min(wanted, hyper["max_steps"])
+    factor = wanted / n_steps
     if factor <= 1:
         return n_burnin, thinning
     return math.ceil(n_burnin * factor), math.ceil(thinning * factor)
@@ -106,7 +114,8 @@ def _n_steps(hyper: dict, n_data: int = 0) -> int:
 
 def _sampler_kwargs(hyper: dict, n_data: int) -> dict:
     n_steps = _n_steps(hyper, n_data)
-    schedule = make_schedule(hyper["schedule"], hyper["step_size"] / n_data, n_steps)
+    step = update_step(hyper["step_size"], n_data, hyper.get("preconditioner", "identity"))
+    schedule = make_schedule(hyper["schedule"], step, n_steps)
     return {"step_size": schedule, "temperature": hyper["temperature"],
             "n_burnin": sampler_lengths(hyper, n_data)[0]}
 

@@ -2,7 +2,7 @@
 
 The preconditioner is the diagonal of Li et al. (2016, pSGLD) and Springenberg
 et al. (2016, scale-adapted SGHMC): an inverse mass
-``M^{-1} = 1 / (sqrt(v) + delta)`` with ``v`` the running mean of squared
+``M^{-1} = 1 / max(sqrt(v), 1)`` with ``v`` the running mean of squared
 (full-data scaled) log-posterior gradients. It is adapted during burn-in only
 and frozen afterwards, so the kept chain runs a fixed-metric diffusion whose
 stationary law is the posterior (no correction term for a varying metric).
@@ -29,18 +29,50 @@ __all__ = [
     "noise_std",
     "preconditioner_param",
     "step_size_param",
+    "update_step",
 ]
 
 PRECONDITIONERS = ("identity", "adaptive")
 _DECAY = 0.99  # running mean of squared gradients (RMSprop's), bias-corrected as Adam's
-_DELTA = 1e-8
+_FLOOR = 1.0
+"""Floor of the gradient RMS: ``M^{-1} <= 1``. At stationarity the mean squared
+gradient equals the mean curvature, which the unit-scale weight prior (and the
+noise prior) bound below by about 1, so the floor only stops a parameter whose
+gradient happens to vanish early in burn-in from getting a huge noise."""
+
+
+SMALL_DATA = 256
+"""Below this many training rows the adaptive step no longer shrinks with the data."""
 
 
 def step_size_param(default: float) -> Param:
     """The ``step_size`` parameter of a Langevin-type kernel, with its default."""
     return param("step_size", default, [Interval(Real, 0, None, closed="neither")], "float",
-                 "Step size per datum: the update uses ``step_size / n_train`` so the same "
-                 "value suits data sets of any size.")
+                 "Step size per datum: the update uses ``step_size / n_train`` (with the "
+                 f"adaptive preconditioner ``step_size / max(n_train, {SMALL_DATA})``) so the "
+                 "same value suits data sets of any size.")
+
+
+def update_step(step_size: float, n_data: int, preconditioner: str = "identity") -> float:
+    """The per-update step of a Langevin-type kernel.
+
+    ``step_size / n_data`` keeps the minibatch-gradient noise (variance
+    ``~ n_data^2 / batch``) at a fixed share of the injected noise. With the
+    adaptive preconditioner and small data the minibatch noise no longer
+    dominates the gradient RMS that sets the metric, the step's stability is
+    then governed by the curvature alone, and the step stops growing below
+    ``SMALL_DATA`` rows (on 40 rows ``step_size / 40`` ran hot and diverged).
+
+    Examples
+    --------
+    >>> update_step(0.5, 1000, "adaptive"), update_step(0.5, 40, "adaptive")
+    (0.0005, 0.001953125)
+    >>> update_step(0.5, 40)
+    0.0125
+    """
+    if preconditioner == "adaptive":
+        return step_size / max(n_data, SMALL_DATA)
+    return step_size / n_data
 
 
 def preconditioner_param(default: str) -> Param:
@@ -82,7 +114,8 @@ def adapt_preconditioner(pre: Preconditioner, grads: Params, step: int,
     square_mean = {k: _DECAY * v + (1 - _DECAY) * grads[k].pow(2)
                    for k, v in pre.square_mean.items()}
     correction = 1 - _DECAY ** count
-    inverse_mass = {k: 1.0 / ((v / correction).sqrt() + _DELTA) for k, v in square_mean.items()}
+    inverse_mass = {k: 1.0 / (v / correction).sqrt().clamp_min(_FLOOR)
+                    for k, v in square_mean.items()}
     return Preconditioner(square_mean, inverse_mass, count)
 
 

@@ -45,14 +45,15 @@ __all__ = ["HYPER", "SGHMCState", "SGHMCInfo", "init", "update", "build"]
 
 
 HYPER = (
-    step_size_param(3e-3),
-    param("friction", 0.05, [Interval(Real, 0, 1, closed="right")], "float",
+    step_size_param(0.5),
+    param("friction", 0.1, [Interval(Real, 0, 1, closed="right")], "float",
           "SGHMC momentum decay per step (1 turns SGHMC into SGLD)."),
     param("n_leapfrog", 50, [None, Interval(Integral, 1, None, closed="left")], "int or None",
           "Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes."),
-    preconditioner_param("identity"),
+    preconditioner_param("adaptive"),
 )
-"""Estimator parameters of this kernel (step-size default chosen on validation data)."""
+"""Estimator parameters of this kernel (defaults chosen on validation rows,
+``benchmarks/tune_samplers.py``; the step size suits the adaptive preconditioner)."""
 
 
 class SGHMCState(NamedTuple):

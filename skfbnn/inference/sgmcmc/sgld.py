@@ -36,9 +36,9 @@ from .diffusions import (
 __all__ = ["HYPER", "SGLDState", "SGLDInfo", "init", "update", "build"]
 
 
-HYPER = (step_size_param(3e-2), preconditioner_param("identity"))
-"""Estimator parameters of this kernel (the default chosen on validation data,
-``docs/benchmarks.md``)."""
+HYPER = (step_size_param(3.0), preconditioner_param("adaptive"))
+"""Estimator parameters of this kernel (defaults chosen on validation rows,
+``benchmarks/tune_samplers.py``; the step size suits the adaptive preconditioner)."""
 
 
 class SGLDState(NamedTuple):

@@ -109,6 +109,9 @@ def test_adaptation_stops_after_burnin():
     torch.testing.assert_close(adapted.inverse_mass["w"], torch.full((2, 3), 0.5))
     frozen = adapt_preconditioner(adapted, {"w": torch.full((2, 3), 9.0)}, step=1, n_adapt=1)
     assert frozen is adapted
+    # a vanishing gradient does not give an unbounded inverse mass (floor: M^-1 <= 1)
+    flat = adapt_preconditioner(pre, {"w": torch.full((2, 3), 1e-6)}, step=0, n_adapt=1)
+    torch.testing.assert_close(flat.inverse_mass["w"], torch.ones(2, 3))
     assert init_preconditioner(params, "identity") == Preconditioner(None, None, 0)
     with pytest.raises(ValueError, match="preconditioner"):
         init_preconditioner(params, "diagonal")

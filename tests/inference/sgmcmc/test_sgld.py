@@ -26,6 +26,7 @@ def _fit(X, y, step_size, n_burnin, n_samples, thinning=5, seed=0):
     return SGLDRegressor(
         hidden_layer_sizes=(), activation="identity", noise_std=SIGMA, normalize_y=False,
         prior_std=TAU, batch_size=len(X), step_size=step_size, schedule="constant", n_chains=8,
+        preconditioner="identity", min_epochs=0,
         n_burnin=n_burnin, n_samples=n_samples, thinning=thinning, dtype="float64",
         device="cpu", random_state=seed,
     ).fit(X, y)
