@@ -17,7 +17,6 @@ import numpy as np
 import scipy.optimize
 import threadpoolctl
 import torch
-from linear_operator.operators import DenseLinearOperator
 from torch import Tensor
 
 from ..stats.gaussian import NotPSDError, jittered_cholesky
@@ -107,9 +106,10 @@ class GPPrior:
         """Fit kernel, mean and noise by exact marginal likelihood (L-BFGS).
 
         Minimises the negative log marginal likelihood per data point with
-        scipy's L-BFGS-B (as scikit-learn's GP does) over the raw,
-        unconstrained hyperparameters, for at most ``n_iter`` iterations; it
-        stops earlier once the objective or its gradient stops changing.
+        scipy's L-BFGS-B (as scikit-learn's GP does), positive hyperparameters
+        in log scale (:class:`_Coordinates`), for at most ``n_iter``
+        iterations; it stops earlier once an iteration improves the objective
+        by less than ``_FTOL`` (relative) or the gradient is below ``_GTOL``.
         Uses at most 1000 random training points.
         For classification, ``y`` holds integer labels and the GP is fitted to
         the Dirichlet-transformed targets of Milios et al. (2018)
@@ -241,8 +241,8 @@ class _NegLogMarginal(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad: Tensor) -> tuple[Tensor, Tensor]:
         chol, alpha = ctx.saved_tensors
-        grad_C = torch.cholesky_inverse(chol) - alpha.unsqueeze(-1) * alpha.unsqueeze(-2)
-        return 0.5 * grad.unsqueeze(-1).unsqueeze(-1) * grad_C, grad.unsqueeze(-1) * alpha
+        grad_C = torch.cholesky_inverse(chol).sub_(alpha.unsqueeze(-1) * alpha.unsqueeze(-2))
+        return grad_C.mul_(0.5 * grad[..., None, None]), grad.unsqueeze(-1) * alpha
 
 
 class _MarginalLikelihood:
@@ -280,13 +280,20 @@ class _MarginalLikelihood:
         ]
         return pairs + ([(self.mean, None)] if self.mean.requires_grad else [])
 
+    def _noise(self) -> Tensor:
+        """Observation-noise variances ``(n_out, n)`` that the likelihood adds to ``K``.
+
+        The Gaussian likelihood's learned noise, or the Dirichlet likelihood's
+        fixed per-label noise plus its learned extra noise (both likelihoods'
+        ``noise``): what their ``marginal`` adds, without gpytorch's lazy sum.
+        """
+        return self.likelihood.noise.expand_as(self.targets)
+
     def loss(self) -> Tensor:
         """Negative log marginal likelihood per data point, summed over outputs."""
         n = self.targets.shape[-1]
         mean = self.mean.unsqueeze(-1).expand_as(self.targets)
-        K = dense_kernel(self.kernel, self.inputs)
-        prior = gpytorch.distributions.MultivariateNormal(mean, DenseLinearOperator(K))
-        cov = self.likelihood.marginal(prior).covariance_matrix
+        cov = dense_kernel(self.kernel, self.inputs) + torch.diag_embed(self._noise())
         value = _NegLogMarginal.apply(cov, self.targets - mean).sum()
         for module in (self.kernel, self.likelihood):
             for _, owner, log_prior, closure, _ in module.named_priors():

@@ -11,6 +11,7 @@ from skfbnn.device import cpu_threads
 from skfbnn.priors.gp import (
     KERNELS,
     GPPrior,
+    _MarginalLikelihood,
     _ScaledRBF,
     dense_kernel,
     make_kernel,
@@ -285,3 +286,43 @@ def test_dense_kernel_gradcheck_and_other_kernels():
     X = _X(n=8, d=2)
     kernel = make_kernel("matern52", X, 2).double()  # through gpytorch
     torch.testing.assert_close(dense_kernel(kernel, X), kernel(X).to_dense())
+
+
+@pytest.mark.parametrize("classification", [False, True])
+def test_marginal_likelihood_objective_matches_gpytorch(classification):
+    """Our loss and gradient equal gpytorch's ExactMarginalLogLikelihood, negated."""
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(30, 2, generator=gen, dtype=F64)
+    if classification:
+        n_out, y = 3, torch.randint(0, 3, (30,), generator=gen)
+    else:
+        n_out, y = 2, torch.randn(30, 2, generator=gen, dtype=F64)
+    gp = GPPrior(make_kernel(None, X, n_out), n_out, constant_mean=True)
+    problem = _MarginalLikelihood(gp, X, y, classification)
+    with torch.no_grad():
+        problem.mean.copy_(torch.linspace(-0.5, 0.5, n_out, dtype=F64))
+        gp.kernel.base_kernel.raw_lengthscale.add_(0.3)
+    batch = torch.Size([n_out])
+
+    class Model(gpytorch.models.ExactGP):
+        def __init__(self):
+            super().__init__(problem.inputs, problem.targets, problem.likelihood)
+            self.covar_module = gp.kernel
+            self.mean_module = gpytorch.means.ConstantMean(batch_shape=batch).double()
+            self.mean_module.constant = problem.mean.detach()
+
+        def forward(self, x):
+            return gpytorch.distributions.MultivariateNormal(
+                self.mean_module(x), self.covar_module(x)
+            )
+
+    model = Model()
+    model.train()
+    mll = gpytorch.mlls.ExactMarginalLogLikelihood(problem.likelihood, model)
+    params = [p for p, _ in problem.parameters() if p is not problem.mean]
+    expected = -mll(model(problem.inputs), problem.targets).sum()
+    got = problem.loss()
+    torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-10)
+    for a, b in zip(torch.autograd.grad(got, params), torch.autograd.grad(expected, params),
+                    strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-8, atol=1e-10)
