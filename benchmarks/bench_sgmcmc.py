@@ -59,7 +59,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     X, y = boston_sized_problem()
-    common = dict(n_samples=1, thinning=1, device="cpu", hidden_layer_sizes=(50,))
+    # min_epochs=0: the run lengths of the slope must not be stretched to a number of epochs.
+    common = dict(n_samples=1, thinning=1, device="cpu", hidden_layer_sizes=(50,), min_epochs=0)
 
     def sgld(chains):
         return lambda n, r: SGLDRegressor(n_burnin=n, n_chains=chains, random_state=r, **common)
