@@ -6,9 +6,7 @@ Time per iteration is the slope between fits of two lengths, so one-off costs
 (GP hyperparameter fitting, validation, diagnostics) cancel. The four
 configurations take turns within each repeat (seed = repeat), so that load
 from other processes falls on all of them alike; times and ratios are medians
-over repeats of the per-repeat values. On a shared machine a second figure is
-steadier: the slope between the fastest short and the fastest long fit of each
-configuration over all repeats ("fastest"), the least disturbed timings.
+over repeats of the per-repeat values.
 
 Usage: python benchmarks/bench_sgmcmc.py [--repeats 5]
 """
@@ -78,13 +76,11 @@ def main() -> None:
     for r in range(args.repeats):
         for name, make in makers.items():
             times[name].append(fit_times(make, X, y, r))
-    slopes, fastest = {}, {}
+    slopes = {}
     for name, values in times.items():
         short, long = np.asarray(values).T
         slopes[name] = (long - short) / (LONG - SHORT)
-        fastest[name] = (long.min() - short.min()) / (LONG - SHORT)
-        print(f"{name:18s} {np.median(slopes[name]) * 1e3:7.3f} ms / iteration, fastest "
-              f"{fastest[name] * 1e3:.3f}  (repeats: "
+        print(f"{name:18s} {np.median(slopes[name]) * 1e3:7.3f} ms / iteration  (repeats: "
               + " ".join(f"{v * 1e3:.3f}" for v in slopes[name]) + ")")
     for label, num, den, goal in (
         ("fSGLD / SGLD per iteration (1 chain):", "fsgld, 1 chain", "sgld, 1 chain", 1.2),
@@ -93,7 +89,7 @@ def main() -> None:
         ("8 chains / 1 chain (fSGLD):", "fsgld, 8 chains", "fsgld, 1 chain", 1.5),
     ):
         ratios = slopes[num] / slopes[den]
-        print(f"{label:39s} {np.median(ratios):.2f}, fastest {fastest[num] / fastest[den]:.2f}"
+        print(f"{label:39s} {np.median(ratios):.2f}"
               + (f"  (goal <= {goal})" if goal else "") + "  (repeats: "
               + " ".join(f"{v:.2f}" for v in ratios) + ")")
 
