@@ -14,10 +14,9 @@ import argparse
 from pathlib import Path
 
 from joblib import Parallel, delayed
+from tune_defaults import DATASETS, one  # noqa: E402  (same folder)
 
 from skfbnn.bench.report import append_record, read_records
-
-from tune_defaults import DATASETS, one  # noqa: E402  (same folder)
 
 METHODS = ("sgld", "fsgld", "sghmc", "fsghmc")
 SCHEDULES = ("constant", "decay")

@@ -127,9 +127,13 @@ class GPPrior:
         for p in self.kernel.parameters():
             p.requires_grad_(False)
         self.mean = problem.mean.detach().clone()
-        if not classification:
-            noise = problem.likelihood.noise.detach().reshape(-1)
-            self.noise_std = noise.sqrt().expand(self.n_out).clone()
+        # The observation noise of the fitted GP (the default prior nugget): for the
+        # Dirichlet GP the mean over the points of its per-label noise plus the learned
+        # extra noise, per class (the transformed targets' noise, log(1 / alpha + 1)).
+        with torch.no_grad():
+            noise = problem._noise().mean(-1) if classification else (
+                problem.likelihood.noise.reshape(-1))
+        self.noise_std = noise.detach().sqrt().expand(self.n_out).clone()
         return self
 
     @torch.no_grad()

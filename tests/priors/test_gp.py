@@ -172,7 +172,14 @@ def test_classification_fit_gives_per_class_constant_means():
     # Dirichlet targets are log(alpha) < 0 mostly; the majority class's are highest
     assert (gp.mean < 0).all()
     assert gp.mean[0] > gp.mean[1:].max()
-    assert torch.isnan(gp.noise_std).all()  # no Gaussian noise for classification
+    # the Dirichlet GP's noise: per-label log(1/alpha + 1) (0.69 where the class is the
+    # label, 4.62 elsewhere at alpha_epsilon=0.01) plus a learned extra >= 0, averaged
+    # over the points of each class's latent function
+    share = torch.tensor([36, 18, 6], dtype=F64) / 60
+    fixed = share * np.log(1 / 1.01 + 1) + (1 - share) * np.log(1 / 0.01 + 1)
+    assert gp.noise_std.shape == (3,)
+    assert torch.isfinite(gp.noise_std).all()
+    assert (gp.noise_std.pow(2) >= fixed - 1e-6).all()
     mean, K = gp.mean_cov(X[:4])
     assert mean.shape == (3, 4) and K.shape == (3, 4, 4)
     torch.testing.assert_close(mean, gp.mean[:, None].expand(3, 4))
