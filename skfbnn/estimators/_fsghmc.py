@@ -100,9 +100,9 @@ class FunctionalSGHMCRegressor(RegressorMixin, BayesianRegressorBase):
     prior_nugget : 'noise' or float, default='noise'
         Variance added to the diagonal of the prior covariance at the measurement points
         (standardised target units). 'noise' uses the observation-noise variance of the pre-fitted
-        GP (regression), floored at 1% of the prior variance (the floor alone for classification). A
-        small nugget makes the prior very stiff in low dimensions and needs a much smaller step_size
-        (docs/user_guide.md).
+        GP (for classification the Dirichlet GP's per-class mean noise of the transformed labels),
+        floored at 1% of the prior variance. A small nugget makes the prior very stiff in low
+        dimensions and needs a much smaller step_size (docs/user_guide.md).
     weight_prior_std : float or None, default=None
         Optional weak Gaussian weight prior added to the functional prior. None (the paper's choice)
         leaves the weight posterior improper.
@@ -263,9 +263,9 @@ class FunctionalSGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
     prior_nugget : 'noise' or float, default='noise'
         Variance added to the diagonal of the prior covariance at the measurement points
         (standardised target units). 'noise' uses the observation-noise variance of the pre-fitted
-        GP (regression), floored at 1% of the prior variance (the floor alone for classification). A
-        small nugget makes the prior very stiff in low dimensions and needs a much smaller step_size
-        (docs/user_guide.md).
+        GP (for classification the Dirichlet GP's per-class mean noise of the transformed labels),
+        floored at 1% of the prior variance. A small nugget makes the prior very stiff in low
+        dimensions and needs a much smaller step_size (docs/user_guide.md).
     weight_prior_std : float or None, default=None
         Optional weak Gaussian weight prior added to the functional prior. None (the paper's choice)
         leaves the weight posterior improper.

@@ -100,8 +100,9 @@ PRIORS = {
            "'noise' or float",
            "Variance added to the diagonal of the prior covariance at the measurement "
            "points (standardised target units). 'noise' uses the observation-noise "
-           "variance of the pre-fitted GP (regression), floored at 1% of the prior "
-           "variance (the floor alone for classification). "
+           "variance of the pre-fitted GP (for classification the Dirichlet GP's "
+           "per-class mean noise of the transformed labels), floored at 1% of the prior "
+           "variance. "
            "A small nugget makes the prior very stiff in low dimensions and needs a "
            "much smaller step_size (docs/user_guide.md)."),
         _p("weight_prior_std", None, [None, Interval(Real, 0, None, closed="neither")],
