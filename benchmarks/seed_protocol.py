@@ -167,7 +167,43 @@ def fmt(m, s, digits=2):
     return f"{m:.{digits}f} ± {s:.{digits}f}" if np.isfinite(s) else f"{m:.{digits}f}"
 
 
-def summary(out: Path) -> str:
+def reference_rows(out: Path, data_home: Path) -> list[str]:
+    """Per data set and the splits used here: the normalised RMSE and Gaussian LL of predicting the
+    training mean with the training std, and of the exact GP (results/exact_gp, same splits)."""
+    splits = defaultdict(set)
+    for r in read_rows(out):
+        splits[r["dataset"]].add(int(r["split"]))
+    lines = ["| data | splits | training mean: RMSE | training mean: LL | exact GP: RMSE "
+             "| exact GP: LL |", "|---|---|---|---|---|---|"]
+    for d in DATASETS:
+        if d not in splits:
+            continue
+        ks = sorted(splits[d])
+        rm, ll, y_std = [], [], {}
+        for k in ks:
+            _, _, y_tr, y_te = load_uci_split(d, k, data_home=data_home)
+            mu, sd = y_tr.mean(), y_tr.std()
+            y_std[k] = sd
+            rm.append(np.sqrt(np.mean((y_te - mu) ** 2)) / sd)
+            ll.append(np.mean(-0.5 * np.log(2 * np.pi) - 0.5 * ((y_te - mu) / sd) ** 2))
+        gp_cells = ["—", "—"]
+        gp_path = out.parent / "exact_gp" / f"{d}.csv"
+        if gp_path.exists():
+            with gp_path.open() as fh:
+                gp = {int(r["split"]): r for r in csv.DictReader(fh)}
+            common = [k for k in ks if k in gp]
+            if common:
+                gp_cells = [fmt(*mean_se([float(gp[k]["rmse"]) / y_std[k] for k in common])),
+                            fmt(*mean_se([float(gp[k]["test_ll"]) + math.log(y_std[k])
+                                          for k in common]))]
+                if len(common) < len(ks):
+                    gp_cells = [c + f" ({len(common)} splits)" for c in gp_cells]
+        lines.append(f"| {d} | {len(ks)} | {fmt(*mean_se(rm))} | {fmt(*mean_se(ll))} | "
+                     + " | ".join(gp_cells) + " |")
+    return lines
+
+
+def summary(out: Path, data_home: Path = DEFAULT_DATA) -> str:
     rows = read_rows(out)
     by = defaultdict(dict)  # (dataset, step, method) -> {split: row}
     for r in rows:
@@ -196,8 +232,8 @@ def summary(out: Path) -> str:
                 pr, prs = PAPER_RMSE[d][m]
                 pn, pns = PAPER_NLL[d][m]
                 bound = gaussian_ll_bound(pr)
-                lines.append(f"| {d} | {m} | {len(recs)} | {fmt(r_m, r_s)} | {pr:.2f} ± {prs:.2f} "
-                             f"| {fmt(l_m, l_s)} | {-pn:+.2f} ± {pns:.2f} | {bound:+.2f} "
+                lines.append(f"| {d} | {m} | {len(recs)} | {fmt(r_m, r_s, 3)} | {pr:.2f} ± {prs:.2f} "
+                             f"| {fmt(l_m, l_s, 3)} | {-pn:+.2f} ± {pns:.2f} | {bound:+.2f} "
                              f"| {-pn - bound:+.2f} | {n_m:.3g} | {c_m:.2f} |")
         lines += ["", "Paired differences on the same splits (functional − weight-space), "
                   "mean ± s.e. (z); RMSE: negative = functional better; LL: positive = "
@@ -220,6 +256,8 @@ def summary(out: Path) -> str:
                 dl = -(PAPER_NLL[d][f][0] - PAPER_NLL[d][b][0])
                 lines.append(f"| {d} | {f} − {b} | {len(common)} | {cells[0]} | {dr:+.2f} "
                              f"| {cells[1]} | {dl:+.2f} |")
+    lines += ["", "### references on the same splits (normalised scale, mean ± s.e.)", ""]
+    lines += reference_rows(out, data_home)
     return "\n".join(lines) + "\n"
 
 
@@ -234,7 +272,7 @@ def main() -> None:
     ap.add_argument("--summary", action="store_true", help="only print the comparison tables")
     args = ap.parse_args()
     if args.summary:
-        print(summary(args.out))
+        print(summary(args.out, args.data_home))
         return
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
