@@ -58,8 +58,8 @@ from skfbnn import (  # noqa: E402
     SGLDRegressor,
 )
 from skfbnn.bench.runner import evaluate_split  # noqa: E402
-from skfbnn.exceptions import SamplerDivergenceError  # noqa: E402
 from skfbnn.datasets import load_uci_split  # noqa: E402
+from skfbnn.exceptions import SamplerDivergenceError  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -241,8 +241,9 @@ def summary(out: Path, data_home: Path = DEFAULT_DATA) -> str:
                 pr, prs = PAPER_RMSE[d][m]
                 pn, pns = PAPER_NLL[d][m]
                 bound = gaussian_ll_bound(pr)
-                lines.append(f"| {d} | {m} | {len(recs)} | {fmt(r_m, r_s, 3)} | {pr:.2f} ± {prs:.2f} "
-                             f"| {fmt(l_m, l_s, 3)} | {-pn:+.2f} ± {pns:.2f} | {bound:+.2f} "
+                lines.append(f"| {d} | {m} | {len(recs)} | {fmt(r_m, r_s, 3)} "
+                             f"| {pr:.2f} ± {prs:.2f} | {fmt(l_m, l_s, 3)} "
+                             f"| {-pn:+.2f} ± {pns:.2f} | {bound:+.2f} "
                              f"| {-pn - bound:+.2f} | {n_m:.3g} | {c_m:.2f} |")
         lines += ["", "Paired differences on the same splits (functional − weight-space), "
                   "mean ± s.e. (z); RMSE: negative = functional better; LL: positive = "
