@@ -4,6 +4,9 @@ from ._ensemble import DeepEnsembleClassifier, DeepEnsembleRegressor
 from ._fsghmc import FunctionalSGHMCClassifier, FunctionalSGHMCRegressor
 from ._fsgld import FunctionalSGLDClassifier, FunctionalSGLDRegressor
 from ._generic import BayesianNetClassifier, BayesianNetRegressor
+from ._mala import MALAClassifier, MALARegressor
+from ._pcn import PCNClassifier, PCNRegressor
+from ._pcnl import PCNLClassifier, PCNLRegressor
 from ._sghmc import SGHMCClassifier, SGHMCRegressor
 from ._sgld import SGLDClassifier, SGLDRegressor
 from ._variational import BBBClassifier, BBBRegressor
@@ -19,6 +22,12 @@ __all__ = [
     "FunctionalSGHMCRegressor",
     "FunctionalSGLDClassifier",
     "FunctionalSGLDRegressor",
+    "MALAClassifier",
+    "MALARegressor",
+    "PCNClassifier",
+    "PCNRegressor",
+    "PCNLClassifier",
+    "PCNLRegressor",
     "SGHMCClassifier",
     "SGHMCRegressor",
     "SGLDClassifier",

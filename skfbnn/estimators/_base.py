@@ -146,6 +146,7 @@ class BayesianNetBase(BaseEstimator):
         family = FAMILIES[spec.family]
         prior = self._make_prior(spec.prior, hyper, Xt, yt, n_targets, gen)
         problem = BayesProblem(make_forward(network), likelihood, prior, len(Xt))
+        problem.network = network
         transform = spec.build(
             problem, **{**{name: hyper[name] for name in spec.hyper},
                         **family.build_kwargs(hyper, len(Xt))}
@@ -184,6 +185,8 @@ class BayesianNetBase(BaseEstimator):
 
     def _make_prior(self, kind, hyper, Xt, yt, n_out, gen):
         """The network prior object: weights, GP on functions, or None (flat)."""
+        if kind == "ntk":  # standard-normal NTK entries, handled by the method
+            return None
         if kind == "weight":
             std = hyper["prior_std"]
             return None if std is None else WeightPrior(std)
@@ -215,11 +218,14 @@ class BayesianNetBase(BaseEstimator):
         whose warnings come first."""
         if result is None:
             diagnostics: dict[str, Any] = {"warnings": []}
-        elif spec.family == "sampler":
+        elif spec.family in ("sampler", "accept_reject"):
             diagnostics = self._diagnose(result.log_post, Xt, fprior,
                                          sampler_lengths(hyper, len(Xt))[0])
         else:
             diagnostics = self._diagnose_optimisation(result)
+        summarize = FAMILIES[spec.family].summarize
+        if result is not None and summarize is not None:
+            diagnostics.update(summarize(result, hyper))
         diagnostics.update({k: v for k, v in checks.items() if k != "warnings"})
         diagnostics["warnings"][:0] = checks["warnings"]
         return diagnostics

@@ -11,7 +11,6 @@ from sklearn.utils.validation import validate_data
 
 from ..device import to_numpy
 from ..likelihoods import CategoricalLikelihood
-from ..predictive import class_probabilities
 from ._base import BayesianNetBase
 
 __all__ = ["BayesianClassifierBase"]
@@ -42,13 +41,16 @@ class BayesianClassifierBase(BayesianNetBase):
         return torch.as_tensor(encoded, dtype=torch.long, device=device), len(self.classes_)
 
     def _make_likelihood(self, spec, hyper):
-        return CategoricalLikelihood()
+        """Softmax, unless the method declares its own ``classification_likelihood``
+        (the Metropolis-Hastings samplers: Gaussian on shifted one-hot targets)."""
+        make = getattr(spec.module, "classification_likelihood", None)
+        return CategoricalLikelihood() if make is None else make(hyper)
 
     def _probe_moments(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Class-probability draws ``(D, n, K)`` at probe inputs (logits are identified
         only up to a shift) and the predictive variance ``p (1 - p)`` of each class
         indicator (which already includes the draws' spread)."""
-        p = torch.softmax(out, dim=-1)
+        p = self._draw_probabilities(out)
         mean = p.mean(0)
         return p, mean * (1 - mean)
 
@@ -59,7 +61,13 @@ class BayesianClassifierBase(BayesianNetBase):
         -------
         proba : ndarray of shape (n_samples, n_classes), columns in ``classes_`` order.
         """
-        return to_numpy(class_probabilities(self._draws_at(X).to(torch.float64)))
+        return to_numpy(self._draw_probabilities(self._draws_at(X).to(torch.float64)).mean(0))
+
+    def _draw_probabilities(self, out: torch.Tensor) -> torch.Tensor:
+        """Class probabilities ``(D, n, K)`` of each draw's outputs: the softmax, or
+        the likelihood's own ``probabilities`` when it defines them."""
+        own = getattr(self.likelihood_, "probabilities", None)
+        return torch.softmax(out, dim=-1) if own is None else own(out)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`."""

@@ -74,6 +74,7 @@ GENERIC = [
 ]
 
 PRIORS = {
+    "ntk": [],
     "weight": [
         _p("prior_std", 1.0, [Interval(Real, 0, None, closed="neither")], "float",
            "Standard deviation of the isotropic Gaussian weight prior."),
@@ -117,14 +118,16 @@ def method_params(method: str, task: str = "regression") -> list[Param]:
     """The parameters a registered method needs beyond ``COMMON`` and the task's.
 
     Its family's run-policy parameters, the method module's own ``HYPER``
-    table (plus ``REGRESSION_HYPER`` for regressors: options of the
+    table (plus ``REGRESSION_HYPER`` for regressors, ``CLASSIFICATION_HYPER``
+    for classifiers: options of the
     method's noise model) and its prior's parameters; an entry of ``HYPER``
     replaces a family or prior entry of the same name (e.g. the ensemble's
     optional ``prior_std``).
     """
     spec = METHODS[method]
     own = (*spec.module.HYPER, *(getattr(spec.module, "REGRESSION_HYPER", ())
-                                 if task == "regression" else ()))
+                                 if task == "regression" else
+                                 getattr(spec.module, "CLASSIFICATION_HYPER", ())))
     return merge(merge(FAMILIES[spec.family].params, own, PRIORS[spec.prior]), own)
 
 

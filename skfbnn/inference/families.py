@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from numbers import Integral, Real
 from typing import NamedTuple
+
+import numpy as np
+import torch
 
 from .._validation import Interval, StrOptions
 from .holdout import BestOnHeldOut, split_rows
@@ -22,7 +26,8 @@ from .schedules import SCHEDULES, make_schedule
 from .sgmcmc.diffusions import update_step
 from .types import Schedule
 
-__all__ = ["Family", "FAMILIES", "lr_schedule", "optimisation_steps", "sampler_lengths"]
+__all__ = ["Family", "FAMILIES", "ACCEPT_REJECT",
+           "lr_schedule", "optimisation_steps", "sampler_lengths"]
 
 LR_SCHEDULES = ("constant", "cosine")
 
@@ -45,6 +50,9 @@ class Family(NamedTuple):
         The parameter to lower when a run diverges.
     n_steps : callable
         ``n_steps(hyper, n_data) -> int``: the number of updates of a fit.
+    summarize : callable or None
+        ``summarize(result, hyper) -> dict``: the family's own entries of
+        ``diagnostics_`` (e.g. acceptance rates).
     """
 
     params: tuple[Param, ...]
@@ -53,6 +61,7 @@ class Family(NamedTuple):
     run: Callable[..., RunResult]
     step_name: str
     n_steps: Callable[[dict, int], int]
+    summarize: Callable[[RunResult, dict], dict] | None = None
 
 
 def _count(name: str, default: int, doc: str, low: int = 1) -> Param:
@@ -224,6 +233,48 @@ def _run_optimiser(transform, params, X, y, gen, hyper, problem=None, pool=None,
                batch_size=hyper["batch_size"], step_name="learning_rate", **kwargs)
 
 
+ACCEPT_REJECT = (
+    _count("n_chains", 4, "Independent chains, vectorised over a leading batch dimension."),
+    _count("n_burnin", 1000, "Full-batch Metropolis-Hastings steps discarded before the "
+           "first kept draw (the step size adapts during these).", low=0),
+    _count("n_samples", 100, "Draws kept per chain."),
+    _count("thinning", 10, "Steps between kept draws."),
+)
+"""The Metropolis-Hastings run policy: full-batch steps, burn-in, thinning."""
+
+
+def _accept_reject_steps(hyper: dict, n_data: int = 0) -> int:
+    return hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]
+
+
+def _run_accept_reject(transform, params, X, y, gen, hyper, problem=None, **kwargs
+                       ) -> RunResult:
+    """Full-batch run; with ``adapt_step_size`` the step is tuned during burn-in only."""
+    from .mh.kernel import adapt_step
+
+    adapt = (partial(adapt_step, target_accept=hyper["target_accept"])
+             if hyper.get("adapt_step_size") else None)
+    return run(transform, params, X, y, gen, n_steps=_accept_reject_steps(hyper),
+               batch_size=len(X), n_burnin=hyper["n_burnin"], thinning=hyper["thinning"],
+               adapt=adapt, **kwargs)
+
+
+def _summarize_accept_reject(result: RunResult, hyper: dict) -> dict:
+    """Per-chain acceptance rate after burn-in and the final (frozen) step size."""
+    kept = slice(hyper["n_burnin"], None)
+    accepted = result.trace["accepted"][kept]
+    rate = accepted.mean(0) if len(accepted) else torch.full_like(accepted[0:1].sum(0), math.nan)
+    kept_steps = hyper["n_burnin"] + hyper["thinning"] * (1 + np.arange(hyper["n_samples"])) - 1
+    return {
+        "acceptance_rate": rate.cpu().numpy(),
+        "kept_steps": kept_steps,
+        "trace": {name: values.cpu().numpy() for name, values in result.trace.items()},
+        "burnin_acceptance_rate":
+            result.trace["accepted"][: hyper["n_burnin"]].mean(0).cpu().numpy(),
+        "step_size": float(result.trace["step_size"][-1, 0]),
+    }
+
+
 FAMILIES: dict[str, Family] = {
     "sampler": Family(SAMPLING, lambda h: h["n_chains"], _sampler_kwargs, _run_sampler,
                       "step_size", _n_steps),
@@ -231,7 +282,10 @@ FAMILIES: dict[str, Family] = {
                            "learning_rate", optimisation_steps),
     "ensemble": Family(ENSEMBLE, lambda h: h["n_estimators"], _optimiser_kwargs,
                        _run_ensemble, "learning_rate", optimisation_steps),
+    "accept_reject": Family(ACCEPT_REJECT, lambda h: h["n_chains"], lambda h, n: {},
+                             _run_accept_reject, "step_size", _accept_reject_steps,
+                             _summarize_accept_reject),
 }
-"""The run policies. The accept/reject family (Metropolis-Hastings) will be one
-more entry: a sampler run with an ``adapt`` hook during burn-in."""
+"""The run policies. ``accept_reject`` (Metropolis-Hastings) is a full-batch sampler
+run with an ``adapt`` hook during burn-in."""
 

@@ -3,7 +3,8 @@
 Each line names the method's module (its ``build`` and its ``HYPER`` table of
 estimator parameters), its *family* (the run policy, see
 :mod:`skfbnn.inference.families`), its *prior* (``"weight"``: isotropic
-Gaussian on the weights; ``"function"``: GP prior at measurement points) and
+Gaussian on the weights; ``"function"``: GP prior at measurement points;
+``"ntk"``: standard-normal entries of the NTK parameterisation) and
 its *posterior* kind (the fitted container, see :mod:`skfbnn.posterior`).
 A functional variant is the same module with ``prior="function"``.
 """
@@ -14,12 +15,13 @@ from types import ModuleType
 from typing import NamedTuple
 
 from .ensemble import deep_ensemble
+from .mh import mala, pcn, pcnl
 from .sgmcmc import sghmc, sgld
 from .vi import bbb
 
 __all__ = ["MethodSpec", "METHODS", "POSTERIOR_KINDS", "PRIOR_KINDS"]
 
-PRIOR_KINDS = ("weight", "function")
+PRIOR_KINDS = ("weight", "function", "ntk")
 POSTERIOR_KINDS = ("particles", "mean_field", "linearized", "ensemble")
 
 
@@ -47,6 +49,9 @@ METHODS: dict[str, MethodSpec] = {
     "fsgld": MethodSpec(sgld, family="sampler", prior="function", posterior="particles"),
     "sghmc": MethodSpec(sghmc, family="sampler", prior="weight", posterior="particles"),
     "fsghmc": MethodSpec(sghmc, family="sampler", prior="function", posterior="particles"),
+    "pcn": MethodSpec(pcn, family="accept_reject", prior="ntk", posterior="particles"),
+    "pcnl": MethodSpec(pcnl, family="accept_reject", prior="ntk", posterior="particles"),
+    "mala": MethodSpec(mala, family="accept_reject", prior="ntk", posterior="particles"),
     "bbb": MethodSpec(bbb, family="optimization", prior="weight", posterior="mean_field"),
     "ensemble": MethodSpec(deep_ensemble, family="ensemble", prior="weight",
                            posterior="ensemble"),

@@ -79,6 +79,9 @@ class BayesProblem:
     log_likelihood, log_prior : callable, optional
         Plain functions instead of objects (tests, quick experiments); they
         are wrapped into minimal likelihood and prior objects.
+    network : torch.nn.Module, optional
+        The architecture (a :func:`~skfbnn.nn.mlp.build_mlp` stack), for methods
+        that re-parameterise it (the Metropolis-Hastings samplers).
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class BayesProblem:
         *,
         log_likelihood: Callable[[Tensor, Tensor, Params], Tensor] | None = None,
         log_prior: Callable[[Params, Tensor | None, Any], Tensor] | None = None,
+        network: Any = None,
     ) -> None:
         if (likelihood is None) == (log_likelihood is None):
             raise ValueError("Give exactly one of likelihood or log_likelihood.")
@@ -99,6 +103,7 @@ class BayesProblem:
         self.likelihood = likelihood or _CallableLikelihood(log_likelihood)
         self.prior = prior if log_prior is None else _CallablePrior(log_prior)
         self.n_data = int(n_data)
+        self.network = network
 
     @property
     def log_likelihood(self) -> Callable[[Tensor, Tensor, Params], Tensor]:

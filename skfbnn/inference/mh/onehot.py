@@ -1,0 +1,81 @@
+"""Classification as Gaussian regression on shifted one-hot targets (Hron et al. 2022).
+
+Labels become ``onehot(y) - 1/K`` (the paper's ``-0.1`` for ``K = 10``) and every
+output gets Gaussian noise of a fixed std (the paper's 0.1), so the conjugate
+readout and its reparametrisation apply unchanged. A draw's outputs ``f``
+estimate the class indicators minus ``1/K``; its class probabilities are
+``f + 1/K`` clipped at zero and renormalised (uniform if all clip), and
+``predict_proba`` averages them over draws.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ...likelihoods import gaussian_log_likelihood
+from ...nn.functional import Params
+
+__all__ = ["ShiftedOneHotGaussian"]
+
+
+class ShiftedOneHotGaussian:
+    """Gaussian likelihood of shifted one-hot targets with a fixed noise std.
+
+    Parameters
+    ----------
+    noise_std : float
+        Observation-noise std of every output.
+
+    Examples
+    --------
+    >>> import torch
+    >>> lik = ShiftedOneHotGaussian(0.1)
+    >>> lik.targets(torch.tensor([0, 2]), 3)
+    tensor([[ 0.6667, -0.3333, -0.3333],
+            [-0.3333, -0.3333,  0.6667]])
+    >>> lik.probabilities(torch.tensor([[[0.6, -0.5, -0.1]]]))
+    tensor([[[0.8000, 0.0000, 0.2000]]])
+    """
+
+    learned = False
+
+    def __init__(self, noise_std: float) -> None:
+        self.noise_std = float(noise_std)
+        self.log_noise = np.array([math.log(self.noise_std)])
+        self.n_classes = 0
+
+    def n_outputs(self, k: int) -> int:
+        """One output per class."""
+        self.n_classes = k
+        return k
+
+    def init_params(self, n_batch: int, k: int, device, dtype) -> Params:
+        """No parameters of its own."""
+        return {}
+
+    def targets(self, y: Tensor, k: int | None = None) -> Tensor:
+        """``onehot(y) - 1/K`` as floats ``(n, K)``."""
+        k = k or self.n_classes
+        onehot = torch.nn.functional.one_hot(y.long(), k).to(torch.get_default_dtype())
+        return onehot - 1.0 / k
+
+    def log_prob(self, f: Tensor, y: Tensor, params: Params) -> Tensor:
+        """Gaussian log-likelihood of the shifted one-hot targets, ``(C,)``."""
+        t = self.targets(y, f.shape[-1]).to(f)
+        return gaussian_log_likelihood(f, t, torch.tensor(math.log(self.noise_std)).to(f))
+
+    def log_prior(self, params: Params) -> float:
+        """No parameters of its own."""
+        return 0.0
+
+    def probabilities(self, out: Tensor) -> Tensor:
+        """Class probabilities of each draw ``(D, n, K)``: ``f + 1/K`` clipped at 0,
+        renormalised (uniform where every class clips)."""
+        p = (out + 1.0 / out.shape[-1]).clamp_min(0)
+        total = p.sum(-1, keepdim=True)
+        uniform = torch.full_like(p, 1.0 / out.shape[-1])
+        return torch.where(total > 0, p / total.clamp_min(1e-300), uniform)

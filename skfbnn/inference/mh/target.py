@@ -1,0 +1,130 @@
+"""The wide-network posterior as a potential on whitened coordinates.
+
+The Markov chain moves a flat vector ``phi`` ``(C, D)`` whose reference measure
+is ``N(0, I)``; the target is ``N(phi; 0, I) exp(-Phi(phi))``.
+
+* ``reparametrize=False``: ``phi`` holds the hidden entries and the readout
+  ``theta`` itself; ``Phi`` is the negative log-likelihood.
+* ``reparametrize=True`` (Hron et al. 2022): ``phi = (phi_hidden, phi_out)`` and
+  the readout is ``theta = mu + S phi_out`` (:func:`.reparam.readout`); ``Phi``
+  is the readout's negative log marginal likelihood, a function of the hidden
+  entries only.
+* ``marginalize_readout=True``: ``phi`` holds the hidden entries only and the
+  whitened readout ``phi_out`` is redrawn from ``N(0, I)`` at every step: the
+  readout is drawn exactly from its conditional posterior.
+
+With a learned noise (``noise_std="learn"``) ``phi`` starts with ``k`` more
+coordinates ``psi``: ``log sigma = loc + scale * psi`` whitens the library's weak
+log-normal noise prior (:data:`~skfbnn.likelihoods.NOISE_PRIOR_LOC`, ``_SCALE``), so
+the noise is one more coordinate of the reference measure and is sampled with
+the weights. Its proposal step is scaled by ``c = min(1, 1 / (scale sqrt(2 n)))``,
+the ratio of its posterior to its prior standard deviation, so that one shared
+step suits both (:attr:`WideNetTarget.step_scale`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from ...likelihoods import NOISE_PRIOR_LOC, NOISE_PRIOR_SCALE
+from ...nn.functional import Params
+from ...priors.weight import NOISE_KEY
+from .ntk import NTKLayout
+from .reparam import likelihood_potential, marginal_potential, readout
+
+__all__ = ["WideNetTarget"]
+
+
+class WideNetTarget:
+    """Potential, gradient and network parameters of whitened states.
+
+    Parameters
+    ----------
+    layout : NTKLayout
+    X : Tensor of shape (n, d)
+    Y : Tensor of shape (n, k)
+        Targets (regression: standardised; classification: shifted one-hot).
+    log_noise : Tensor of shape (k,) or None
+        Fixed log observation-noise std per output; None: learned (sampled).
+    reparametrize, marginalize_readout : bool
+        See the module docstring.
+    dual : bool or None
+        Force the ``n x n`` (True) or ``p x p`` (False) factorisation.
+    """
+
+    def __init__(self, layout: NTKLayout, X: Tensor, Y: Tensor, log_noise: Tensor | None, *,
+                 reparametrize: bool = True, marginalize_readout: bool = False,
+                 dual: bool | None = None) -> None:
+        self.layout, self.X, self.Y = layout, X, Y
+        self.fixed_log_noise = log_noise
+        self.n_noise = Y.shape[-1] if log_noise is None else 0
+        self.marginal = reparametrize or marginalize_readout
+        self.marginalize_readout = marginalize_readout
+        self.dual = dual
+        scale = torch.ones(self.n_dim, dtype=X.dtype, device=X.device)
+        scale[: self.n_noise] = min(1.0, 1.0 / (NOISE_PRIOR_SCALE * math.sqrt(2 * len(X))))
+        self.step_scale = scale
+
+    def log_noise(self, phi: Tensor) -> Tensor:
+        """Log noise std per chain and output, ``(C, k)``."""
+        if self.n_noise:
+            return NOISE_PRIOR_LOC + NOISE_PRIOR_SCALE * phi[:, : self.n_noise]
+        return self.fixed_log_noise.expand(phi.shape[0], self.Y.shape[-1])
+
+    def whiten_log_noise(self, log_noise: Tensor) -> Tensor:
+        """The coordinates ``psi`` of a log noise std."""
+        return (log_noise - NOISE_PRIOR_LOC) / NOISE_PRIOR_SCALE
+
+    @property
+    def readout_shape(self) -> tuple[int, int]:
+        """``(p, k)``."""
+        return self.layout.n_features, self.Y.shape[-1]
+
+    @property
+    def n_dim(self) -> int:
+        """Dimension ``D`` of the state the Metropolis-Hastings step moves."""
+        p, k = self.readout_shape
+        return self.n_noise + self.layout.n_hidden + (0 if self.marginalize_readout else p * k)
+
+    def split(self, phi: Tensor, phi_out: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Hidden entries ``(C, D_h)`` and whitened readout ``(C, p, k)``."""
+        a, b = self.n_noise, self.n_noise + self.layout.n_hidden
+        if self.marginalize_readout:
+            return phi[:, a:b], phi_out
+        return phi[:, a:b], phi[:, b:].reshape(phi.shape[0], *self.readout_shape)
+
+    def potential(self, phi: Tensor) -> Tensor:
+        """``Phi(phi)`` per chain, ``(C,)``."""
+        hidden, out = self.split(phi, None)
+        Psi = self.layout.features(hidden, self.X)
+        lam = torch.exp(2 * self.log_noise(phi))
+        if self.marginal:
+            return marginal_potential(Psi, self.Y, lam, self.dual)
+        return likelihood_potential(Psi, out, self.Y, lam)
+
+    def potential_and_grad(self, phi: Tensor) -> tuple[Tensor, Tensor]:
+        """``Phi(phi)`` and its gradient ``(C, D)`` (zero where ``Phi`` is infinite)."""
+        leaf = phi.detach().requires_grad_(True)
+        with torch.enable_grad():
+            value = self.potential(leaf)
+            ok = torch.isfinite(value)
+            (grad,) = torch.autograd.grad(torch.where(ok, value, 0.0).sum(), leaf,
+                                          allow_unused=True)
+        grad = torch.zeros_like(phi) if grad is None else grad
+        return value.detach(), torch.where(ok.unsqueeze(-1), grad, 0.0)
+
+    @torch.no_grad()
+    def params(self, phi: Tensor, phi_out: Tensor | None, dtype: torch.dtype) -> Params:
+        """Ordinary ``nn.Linear`` parameters (plus ``log_noise`` when learned)."""
+        hidden, out = self.split(phi, phi_out)
+        log_noise = self.log_noise(phi)
+        if self.marginal:
+            out = readout(self.layout.features(hidden, self.X), self.Y,
+                          torch.exp(2 * log_noise), out, self.dual)
+        params = {k: v.to(dtype) for k, v in self.layout.to_standard(hidden, out).items()}
+        if self.n_noise:
+            params[NOISE_KEY] = log_noise.to(dtype).clone()
+        return params
