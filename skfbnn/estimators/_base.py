@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from functools import partial
 import warnings
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +37,7 @@ from ..inference.registry import METHODS
 from ..inference.run import SamplerDivergenceError
 from ..inference.types import BayesProblem
 from ..nn.functional import init_params, make_forward
+from ..nn.jacobian import mlp_jacobian
 from ..nn.mlp import build_mlp
 from ..posterior import POSTERIORS, Particles, from_run
 from ..priors.functional import FunctionalPrior, FunctionPrior
@@ -145,7 +147,8 @@ class BayesianNetBase(BaseEstimator):
         """The prior, the run's result and the fitted posterior of method ``spec``."""
         family = FAMILIES[spec.family]
         prior = self._make_prior(spec.prior, hyper, Xt, yt, n_targets, gen)
-        problem = BayesProblem(make_forward(network), likelihood, prior, len(Xt))
+        problem = BayesProblem(make_forward(network), likelihood, prior, len(Xt),
+                               jacobian=partial(mlp_jacobian, network))
         problem.network = network
         transform = spec.build(
             problem, **{**{name: hyper[name] for name in spec.hyper},
@@ -200,7 +203,7 @@ class BayesianNetBase(BaseEstimator):
             hyper["measurement_margin"],
         )
         functional = FunctionalPrior(gp, sampler, _nugget(hyper["prior_nugget"], gp, X64))
-        return FunctionPrior(functional, hyper["weight_prior_std"])
+        return FunctionPrior(functional, hyper.get("weight_prior_std"))
 
     def _check_fit(self, posterior, forward, likelihood, X, yt, step_name) -> dict[str, Any]:
         """Task hook: raise :class:`SamplerDivergenceError` for an unusable fit.

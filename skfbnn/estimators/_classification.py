@@ -11,9 +11,15 @@ from sklearn.utils.validation import validate_data
 
 from ..device import to_numpy
 from ..likelihoods import CategoricalLikelihood
-from ._base import BayesianNetBase
+from ..inference.run import SamplerDivergenceError
+from ._base import BayesianNetBase, outputs_at
 
 __all__ = ["BayesianClassifierBase"]
+
+_LOSS_LIMIT = 10.0
+"""A training log loss above this many times the class-frequency predictor's is a
+diverged fit."""
+_MAX_CHECK_ROWS = 1000
 
 
 class BayesianClassifierBase(BayesianNetBase):
@@ -45,6 +51,32 @@ class BayesianClassifierBase(BayesianNetBase):
         (the Metropolis-Hastings samplers: Gaussian on shifted one-hot targets)."""
         make = getattr(spec.module, "classification_likelihood", None)
         return CategoricalLikelihood() if make is None else make(hyper)
+
+    def _check_fit(self, posterior, forward, likelihood, X, yt, step_name) -> dict[str, Any]:
+        """Raise :class:`SamplerDivergenceError` for a fit that stayed finite but blew up.
+
+        The training log loss of the predictive (at up to 1000 rows) is compared
+        with that of predicting the class frequencies: more than
+        :data:`_LOSS_LIMIT` times it (and at least ``log 2``) means weights
+        thrown to enormous values, so the probabilities are useless.
+        """
+        rows = np.unique(np.linspace(0, len(X) - 1, _MAX_CHECK_ROWS).round().astype(int))
+        out = outputs_at(posterior, forward, X[rows])
+        own = getattr(likelihood, "probabilities", None)
+        proba = (torch.softmax(out, dim=-1) if own is None else own(out)).mean(0)
+        labels = yt[rows].to(proba.device)
+        loss = float(-proba.gather(1, labels[:, None]).clamp_min(1e-300).log().mean())
+        freq = torch.bincount(yt, minlength=proba.shape[1]).double() / len(yt)
+        baseline = max(float(-(freq * freq.clamp_min(1e-300).log()).sum()), float(np.log(2)))
+        if not loss <= _LOSS_LIMIT * baseline:  # also NaN
+            what = "sampler" if step_name == "step_size" else "optimisation"
+            raise SamplerDivergenceError(
+                f"The {what} diverged: the training log loss of its predictions is "
+                f"{loss:.3g}, more than {_LOSS_LIMIT:g} times that of predicting the class "
+                f"frequencies ({baseline:.3g}); the weights went to enormous values. The step "
+                f"size is most likely too large for this problem: reduce {step_name}."
+            )
+        return {"warnings": []}
 
     def _probe_moments(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Class-probability draws ``(D, n, K)`` at probe inputs (logits are identified

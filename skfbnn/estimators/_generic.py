@@ -20,8 +20,8 @@ class BayesianNetRegressor(RegressorMixin, BayesianRegressorBase):
     Parameters
     ----------
     method : str, default='fsgld'
-        Registered inference method, one of ['bbb', 'ensemble', 'fsghmc', 'fsgld', 'mala', 'pcn',
-        'pcnl', 'sghmc', 'sgld'].
+        Registered inference method, one of ['bbb', 'ensemble', 'fbnn', 'fsghmc', 'fsgld', 'ifbde',
+        'ifbnn', 'mala', 'pcn', 'pcnl', 'sghmc', 'sgld'].
     method_params : dict or None, default=None
         Hyperparameters of the method (the named estimator's parameters beyond the common ones);
         unspecified ones take that estimator's defaults.
@@ -95,8 +95,8 @@ class BayesianNetClassifier(ClassifierMixin, BayesianClassifierBase):
     Parameters
     ----------
     method : str, default='fsgld'
-        Registered inference method, one of ['bbb', 'ensemble', 'fsghmc', 'fsgld', 'mala', 'pcn',
-        'pcnl', 'sghmc', 'sgld'].
+        Registered inference method, one of ['bbb', 'ensemble', 'fbnn', 'fsghmc', 'fsgld', 'ifbde',
+        'ifbnn', 'mala', 'pcn', 'pcnl', 'sghmc', 'sgld'].
     method_params : dict or None, default=None
         Hyperparameters of the method (the named estimator's parameters beyond the common ones);
         unspecified ones take that estimator's defaults.

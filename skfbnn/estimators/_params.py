@@ -106,12 +106,18 @@ PRIORS = {
            "variance. "
            "A small nugget makes the prior very stiff in low dimensions and needs a "
            "much smaller step_size (docs/user_guide.md)."),
-        _p("weight_prior_std", None, [None, Interval(Real, 0, None, closed="neither")],
-           "float or None",
-           "Optional weak Gaussian weight prior added to the functional prior. "
-           "None (the paper's choice) leaves the weight posterior improper."),
     ],
 }
+
+
+FUNCTIONAL_SAMPLER = [
+    _p("weight_prior_std", None, [None, Interval(Real, 0, None, closed="neither")],
+       "float or None",
+       "Optional weak Gaussian weight prior added to the functional prior. "
+       "None (the paper's choice) leaves the weight posterior improper."),
+]
+"""Parameters of the functional samplers only (the variational methods regularise the
+weights through their own objective)."""
 
 
 def method_params(method: str, task: str = "regression") -> list[Param]:
@@ -128,7 +134,10 @@ def method_params(method: str, task: str = "regression") -> list[Param]:
     own = (*spec.module.HYPER, *(getattr(spec.module, "REGRESSION_HYPER", ())
                                  if task == "regression" else
                                  getattr(spec.module, "CLASSIFICATION_HYPER", ())))
-    return merge(merge(FAMILIES[spec.family].params, own, PRIORS[spec.prior]), own)
+    prior = PRIORS[spec.prior]
+    if spec.prior == "function" and spec.family == "sampler":
+        prior = [*prior, *FUNCTIONAL_SAMPLER]
+    return merge(merge(FAMILIES[spec.family].params, own, prior), own)
 
 
 def format_params(params: list[Param], indent: str = "    ", width: int = 100) -> str:

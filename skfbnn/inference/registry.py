@@ -14,10 +14,10 @@ from __future__ import annotations
 from types import ModuleType
 from typing import NamedTuple
 
-from .ensemble import deep_ensemble
+from .ensemble import deep_ensemble, ifbde
 from .mh import mala, pcn, pcnl
 from .sgmcmc import sghmc, sgld
-from .vi import bbb
+from .vi import bbb, fbnn, ifbnn
 
 __all__ = ["MethodSpec", "METHODS", "POSTERIOR_KINDS", "PRIOR_KINDS"]
 
@@ -55,4 +55,7 @@ METHODS: dict[str, MethodSpec] = {
     "bbb": MethodSpec(bbb, family="optimization", prior="weight", posterior="mean_field"),
     "ensemble": MethodSpec(deep_ensemble, family="ensemble", prior="weight",
                            posterior="ensemble"),
+    "fbnn": MethodSpec(fbnn, family="optimization", prior="function", posterior="mean_field"),
+    "ifbnn": MethodSpec(ifbnn, family="optimization", prior="function", posterior="mean_field"),
+    "ifbde": MethodSpec(ifbde, family="ensemble", prior="function", posterior="ensemble"),
 }

@@ -82,6 +82,10 @@ class BayesProblem:
     network : torch.nn.Module, optional
         The architecture (a :func:`~skfbnn.nn.mlp.build_mlp` stack), for methods
         that re-parameterise it (the Metropolis-Hastings samplers).
+    jacobian : callable, optional
+        ``jacobian(params, X, n_out) -> (f, jac)``: outputs ``(C, M, n_out)``
+        and per-parameter Jacobians ``(C, n_out, M, *shape)`` (see
+        :func:`skfbnn.nn.jacobian.mlp_jacobian`), for the linearised methods.
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class BayesProblem:
         log_likelihood: Callable[[Tensor, Tensor, Params], Tensor] | None = None,
         log_prior: Callable[[Params, Tensor | None, Any], Tensor] | None = None,
         network: Any = None,
+        jacobian: Callable[..., tuple[Tensor, Params]] | None = None,
     ) -> None:
         if (likelihood is None) == (log_likelihood is None):
             raise ValueError("Give exactly one of likelihood or log_likelihood.")
@@ -104,6 +109,7 @@ class BayesProblem:
         self.prior = prior if log_prior is None else _CallablePrior(log_prior)
         self.n_data = int(n_data)
         self.network = network
+        self.jacobian = jacobian
 
     @property
     def log_likelihood(self) -> Callable[[Tensor, Tensor, Params], Tensor]:

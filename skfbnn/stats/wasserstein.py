@@ -25,7 +25,8 @@ from torch import Tensor
 
 from .gaussian import jittered_cholesky
 
-__all__ = ["gaussian_w2", "gaussian_barycenter", "sqrtm_psd"]
+__all__ = ["gaussian_w2", "gaussian_w2_factor", "gaussian_barycenter", "barycenter_step",
+           "sqrtm_psd"]
 
 
 def _cholesky(C: Tensor) -> Tensor:
@@ -67,15 +68,85 @@ def gaussian_w2(mean1: Tensor, cov1: Tensor, mean2: Tensor, cov2: Tensor,
     return w2 if squared else w2.sqrt()
 
 
+def gaussian_w2_factor(mean1: Tensor, factor1: Tensor, mean2: Tensor, chol2: Tensor) -> Tensor:
+    """Squared 2-Wasserstein distance with the first covariance given as ``A A^T``.
+
+    ``W2^2 = |m1 - m2|^2 + |A|_F^2 + |L2|_F^2 - 2 |L2^T A|_*`` for
+    ``C1 = A A^T`` (``A`` of shape ``(..., n, r)``, any rank ``r``) and a Cholesky
+    factor ``L2`` of ``C2``: the same nuclear-norm identity as :func:`gaussian_w2`,
+    with no factorisation of ``C1`` at all, so a low-rank ``C1`` (a linearised
+    network's ``J diag(sigma^2) J^T``) needs no jitter.
+
+    Examples
+    --------
+    >>> import torch
+    >>> A = torch.tensor([[2.0]], dtype=torch.float64)
+    >>> L = torch.tensor([[1.0]], dtype=torch.float64)
+    >>> z = torch.zeros(1, dtype=torch.float64)
+    >>> float(gaussian_w2_factor(z, A, z + 3, L))  # 3**2 + (2 - 1)**2
+    10.0
+    """
+    cross = torch.linalg.svdvals(chol2.transpose(-1, -2) @ factor1).sum(-1)
+    tr = factor1.pow(2).sum((-2, -1)) + chol2.pow(2).sum((-2, -1))
+    return ((mean1 - mean2) ** 2).sum(-1) + (tr - 2 * cross).clamp_min(0.0)
+
+
+class _SqrtmPSD(torch.autograd.Function):
+    """Matrix square root by ``eigh`` with the Daleckii-Krein backward
+    ``V (V^T sym(G) V / (s_i + s_j)) V^T``, finite for repeated eigenvalues
+    (where autograd through ``eigh`` gives NaN) and masked where ``s_i + s_j = 0``."""
+
+    @staticmethod
+    def forward(ctx, C: Tensor) -> Tensor:
+        vals, vecs = torch.linalg.eigh(0.5 * (C + C.transpose(-1, -2)))
+        s = vals.clamp_min(0.0).sqrt()
+        ctx.save_for_backward(s, vecs)
+        return (vecs * s.unsqueeze(-2)) @ vecs.transpose(-1, -2)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor) -> Tensor:
+        s, vecs = ctx.saved_tensors
+        sym = 0.5 * (grad + grad.transpose(-1, -2))
+        denom = s.unsqueeze(-1) + s.unsqueeze(-2)
+        inner = vecs.transpose(-1, -2) @ sym @ vecs
+        inner = torch.where(denom > 0, inner / denom.clamp_min(1e-300), torch.zeros_like(inner))
+        return vecs @ inner @ vecs.transpose(-1, -2)
+
+
 def sqrtm_psd(C: Tensor) -> Tensor:
-    """Symmetric square root of a symmetric PSD matrix (eigenvalues clamped at 0)."""
-    vals, vecs = torch.linalg.eigh(0.5 * (C + C.transpose(-1, -2)))
-    return (vecs * vals.clamp_min(0.0).sqrt().unsqueeze(-2)) @ vecs.transpose(-1, -2)
+    """Symmetric square root of a symmetric PSD matrix (eigenvalues clamped at 0),
+    batched, with a gradient that stays finite for repeated eigenvalues.
+
+    Examples
+    --------
+    >>> import torch
+    >>> sqrtm_psd(torch.diag(torch.tensor([4.0, 9.0], dtype=torch.float64)))
+    tensor([[2., 0.],
+            [0., 3.]], dtype=torch.float64)
+    """
+    return _SqrtmPSD.apply(C)
+
+
+def barycenter_step(S: Tensor, covs: Tensor, weights: Tensor) -> Tensor:
+    """One fixed-point map ``S^{-1/2} (sum_i w_i (S^{1/2} C_i S^{1/2})^{1/2})^2 S^{-1/2}``.
+
+    ``S (n, n)`` positive definite, ``covs (k, n, n)``, ``weights (k,)`` summing to 1.
+    Differentiable in ``covs`` (and ``S``): applied once at a converged, detached
+    barycenter it gives the barycenter's first-order dependence on the inputs.
+    """
+    vals, vecs = torch.linalg.eigh(0.5 * (S + S.T))
+    vals = vals.clamp_min(0.0)
+    keep = vals > vals.max() * S.shape[-1] * torch.finfo(S.dtype).eps  # pseudo-inverse
+    root = (vecs * vals.sqrt()) @ vecs.T
+    inv_root = (vecs * torch.where(keep, vals, 1.0).rsqrt() * keep) @ vecs.T
+    M = (weights.view(-1, 1, 1) * sqrtm_psd(root @ covs @ root)).sum(0)
+    new = inv_root @ M @ M @ inv_root
+    return 0.5 * (new + new.T)
 
 
 def gaussian_barycenter(
     means: Tensor, covs: Tensor, weights: Tensor | None = None, *, max_iter: int = 200,
-    tol: float = 1e-10,
+    tol: float = 1e-10, init: Tensor | None = None, warn: bool = True,
 ) -> tuple[Tensor, Tensor]:
     """Wasserstein barycenter of ``k`` Gaussians.
 
@@ -93,6 +164,11 @@ def gaussian_barycenter(
         Non-negative weights (normalised here); uniform when None.
     max_iter : int, default=200
     tol : float, default=1e-10
+    init : Tensor of shape (n, n), optional
+        Starting covariance (e.g. the previous step's barycenter); default the
+        weighted mean covariance.
+    warn : bool, default=True
+        Warn when ``max_iter`` iterations did not reach ``tol``.
 
     Returns
     -------
@@ -120,17 +196,15 @@ def gaussian_barycenter(
                          f"Got {weights!r}.")
     w = weights / weights.sum()
     mean = (w.unsqueeze(-1) * means).sum(0)
-    S = (w.view(-1, 1, 1) * covs).sum(0)
+    S = (w.view(-1, 1, 1) * covs).sum(0) if init is None else init
     for _ in range(max_iter):
-        root = sqrtm_psd(S)
-        M = (w.view(-1, 1, 1) * sqrtm_psd(root @ covs @ root)).sum(0)
-        inv_root = torch.linalg.pinv(root, hermitian=True)
-        new = inv_root @ M @ M @ inv_root
-        new = 0.5 * (new + new.T)
+        new = barycenter_step(S, covs, w)
         change = float(torch.linalg.matrix_norm(new - S) / torch.linalg.matrix_norm(S))
         S = new
         if change < tol:
             return mean, S
+    if not warn:
+        return mean, S
     warnings.warn(f"gaussian_barycenter did not converge in {max_iter} iterations "
                   f"(relative change {change:.2e} > tol={tol:g}).", ConvergenceWarning,
                   stacklevel=2)

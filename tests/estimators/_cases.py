@@ -19,8 +19,10 @@ SAMPLER_CLASSIFIERS = [
     skfbnn.FunctionalSGLDClassifier,
     skfbnn.FunctionalSGHMCClassifier,
 ]
-OPTIMISER_REGRESSORS = [skfbnn.BBBRegressor, skfbnn.DeepEnsembleRegressor]
-OPTIMISER_CLASSIFIERS = [skfbnn.BBBClassifier, skfbnn.DeepEnsembleClassifier]
+OPTIMISER_REGRESSORS = [skfbnn.BBBRegressor, skfbnn.DeepEnsembleRegressor,
+                        skfbnn.FBNNRegressor, skfbnn.IFBNNRegressor, skfbnn.IFBDERegressor]
+OPTIMISER_CLASSIFIERS = [skfbnn.BBBClassifier, skfbnn.DeepEnsembleClassifier,
+                         skfbnn.FBNNClassifier, skfbnn.IFBNNClassifier, skfbnn.IFBDEClassifier]
 NAMED_REGRESSORS = [*SAMPLER_REGRESSORS, *OPTIMISER_REGRESSORS]
 NAMED_CLASSIFIERS = [*SAMPLER_CLASSIFIERS, *OPTIMISER_CLASSIFIERS]
 REGRESSORS = [*NAMED_REGRESSORS, skfbnn.BayesianNetRegressor]
@@ -31,6 +33,8 @@ SAMPLERS = [*SAMPLER_REGRESSORS, skfbnn.BayesianNetRegressor,
 OPTIMISERS = [*OPTIMISER_REGRESSORS, *OPTIMISER_CLASSIFIERS]
 
 GENERIC_METHOD = "fsghmc"
+FUNCTIONAL_PRIOR = dict(prior_fit_iter=5, n_measurement_points=10)
+"""The GP prior's settings in the API tests of the functional optimisers."""
 
 
 def method_of(cls) -> str:
@@ -52,10 +56,11 @@ def step_name(cls) -> str:
 
 def budget(cls) -> dict:
     """Tiny run-policy settings for the API tests."""
+    prior = FUNCTIONAL_PRIOR if is_functional(cls) else {}
     if family_of(cls) == "optimization":
-        return dict(FAST_OPTIMISATION)
+        return dict(FAST_OPTIMISATION, **prior)
     if family_of(cls) == "ensemble":
-        return dict(FAST_ENSEMBLE)
+        return dict(FAST_ENSEMBLE, **prior)
     return dict(FAST_FUNCTIONAL if is_functional(cls) else FAST)
 
 

@@ -29,10 +29,10 @@ from torch import Tensor
 
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
-from ...priors.weight import WeightPrior, network_params
+from ...priors.weight import WeightPrior
 from ..hyper import param
-from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
+from .meanfield import MeanFieldState, ascend, draw, init, split
 
 __all__ = ["HYPER", "BBBState", "BBBInfo", "init", "update", "build", "divergence"]
 
@@ -47,25 +47,8 @@ HYPER = (
 )
 """Estimator parameters of this method (beyond its family's and its prior's)."""
 
-
-class BBBState(NamedTuple):
-    """Variational means and softplus-scales, Adam moments, objective, step index."""
-
-    mean: Params
-    rho: Params
-    adam: AdamState
-    log_post: Tensor
-    step: int
-
-    @property
-    def std(self) -> Params:
-        """Standard deviations ``softplus(rho)`` of the network parameters."""
-        return {k: torch.nn.functional.softplus(r) for k, r in self.rho.items()}
-
-    @property
-    def params(self) -> Params:
-        """The variational means (the point at which the driver checks finiteness)."""
-        return self.mean
+BBBState = MeanFieldState
+"""The state of every mean-field method (:class:`~.meanfield.MeanFieldState`)."""
 
 
 class BBBInfo(NamedTuple):
@@ -90,45 +73,25 @@ def divergence(mean: Params, std: Params, prior_std: float, kind: str) -> Tensor
     return total
 
 
-def init(
-    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None, *,
-    init_std: float = 1e-2,
-) -> BBBState:
-    """Means at ``params``; every network parameter's scale at ``init_std``."""
-    rho0 = math.log(math.expm1(init_std))
-    rho = {k: torch.full_like(v, rho0) for k, v in network_params(params).items()}
-    mean = dict(params)
-    n = next(iter(params.values())).shape[0]
-    return BBBState(mean, rho, adam_init({**_prefix(mean, "m"), **_prefix(rho, "r")}),
-                    torch.full((n,), float("nan")), 0)
-
-
-def _prefix(params: Params, tag: str) -> Params:
-    return {f"{tag}:{k}": v for k, v in params.items()}
+def expected_log_likelihood(mean: Params, std: Params, batch: Batch, gen,
+                            problem: BayesProblem, n_mc: int) -> Tensor:
+    """Monte-Carlo ``E_q sum_{i in batch} log p(y_i | f(x_i; w))`` per set, ``(C,)``."""
+    n_sets = next(iter(mean.values())).shape[0]
+    draws = draw(mean, std, gen, n_mc)
+    x, y = batch["x"], batch["y"]
+    if x.dim() == 3 and n_mc > 1:
+        x, y = x.repeat_interleave(n_mc, 0), y.repeat_interleave(n_mc, 0)
+    loglik = problem.likelihood.log_prob(problem.forward(draws, x), y, draws)
+    return loglik.reshape(n_sets, n_mc).mean(1)
 
 
 def _elbo(variational: Params, batch: Batch, gen, problem: BayesProblem, n_mc: int, kind: str):
-    mean = {k[2:]: v for k, v in variational.items() if k.startswith("m:")}
-    std = {k[2:]: torch.nn.functional.softplus(v)
-           for k, v in variational.items() if k.startswith("r:")}
-    n_sets = next(iter(mean.values())).shape[0]
-    repeat = (lambda t: t) if n_mc == 1 else (lambda t: t.repeat_interleave(n_mc, 0))
-    draws = {}
-    for k, m in mean.items():
-        m = repeat(m)
-        if k in std:
-            eps = torch.randn(m.shape, generator=gen, device=m.device, dtype=m.dtype)
-            m = m + repeat(std[k]) * eps
-        draws[k] = m
-    x, y = batch["x"], batch["y"]
-    if x.dim() == 3:
-        x, y = repeat(x), repeat(y)
-    loglik = problem.likelihood.log_prob(problem.forward(draws, x), y, draws)
-    loglik = loglik.reshape(n_sets, n_mc).mean(1)
+    mean, std = split(variational)
+    loglik = expected_log_likelihood(mean, std, batch, gen, problem, n_mc)
     div = divergence(mean, std, problem.prior.std, kind)
-    n, N = x.shape[-2], problem.n_data
+    n, N = batch["x"].shape[-2], problem.n_data
     elbo = (N / n) * loglik + problem.likelihood.log_prior(mean) - div
-    return elbo / N, div
+    return elbo / N, (div,)
 
 
 def update(
@@ -136,18 +99,9 @@ def update(
     learning_rate: Schedule, n_mc: int, divergence: str,
 ) -> tuple[BBBState, BBBInfo]:
     """One Adam step up the ELBO; pure (``state`` is not modified)."""
-    variational = {**_prefix(state.mean, "m"), **_prefix(state.rho, "r")}
-    leaves = {k: v.detach().requires_grad_(True) for k, v in variational.items()}
-    with torch.enable_grad():
-        elbo, div = _elbo(leaves, batch, gen, problem, n_mc, divergence)
-        grads = dict(zip(leaves, torch.autograd.grad(elbo.sum(), list(leaves.values())),
-                         strict=True))
-    grad_norm = sum(g.reshape(len(g), -1).pow(2).sum(-1) for g in grads.values()).sqrt()
-    new, adam = adam_step(variational, grads, state.adam, learning_rate(state.step))
-    mean = {k[2:]: v for k, v in new.items() if k.startswith("m:")}
-    rho = {k[2:]: v for k, v in new.items() if k.startswith("r:")}
-    info = BBBInfo(elbo.detach(), div.detach(), grad_norm)
-    return BBBState(mean, rho, adam, elbo.detach(), state.step + 1), info
+    objective = partial(_elbo, problem=problem, n_mc=n_mc, kind=divergence)
+    state, elbo, (div,), grad_norm = ascend(state, batch, gen, objective, learning_rate)
+    return state, BBBInfo(elbo, div, grad_norm)
 
 
 def build(

@@ -1,0 +1,179 @@
+"""ifBDE: a deep ensemble regularised in function space through its Wasserstein barycenter.
+
+Every member is trained as in the (Bayesian) deep ensemble, each on its own
+minibatch, with one shared regulariser (the ifBNN paper's Eq. 16):
+
+.. math::
+
+    \\sum_c \\Big(\\frac{N}{n} \\sum_{i \\in B_c} \\log p(y_i \\mid f_c(x_i))
+    + \\log p(w_c)\\Big) - \\beta\\, W_2^2\\big(\\bar q(f_M), p(f_M)\\big).
+
+Member ``c`` linearised at its weights is a GP with the empirical NTK
+``Theta_c = s^2 J_c J_c^T`` (``s = prior_std``: the linearised prior of its
+weights); conditioned on the member's minibatch with noise ``nu`` (the prior
+nugget) it gives, at the measurement set ``X_M`` (the paper's Eq. 20),
+
+.. math::
+
+    q_c(f_M) = \\mathcal N\\big(f_c(X_M),\\; \\Theta_{MM} - \\Theta_{MB}
+    (\\Theta_{BB} + \\nu I)^{-1} \\Theta_{BM} + \\nu I\\big).
+
+``aggregate="barycenter"`` combines the members' Gaussians into their
+2-Wasserstein barycenter (mean: the average mean; covariance: the
+Álvarez-Esteban fixed point, iterated without gradient, then one
+differentiable application of the fixed-point map at the converged point,
+which carries the barycenter's first-order dependence on the members);
+``"average"`` uses the plain average of the covariances (the paper's Eq. 19).
+The squared W2 distance to the GP prior ``N(m_M, K_MM + nu I)`` (summed over
+outputs, ``reduction="mean"``: per measurement point) is the regulariser.
+With ``beta = 0`` an update is exactly the deep ensemble's. The predictive is
+the members' mixture, as for the deep ensemble.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from numbers import Real
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from ..._validation import Interval, StrOptions
+from ...nn.functional import Params
+from ...priors.weight import WeightPrior, network_params
+from ...stats.wasserstein import barycenter_step, gaussian_barycenter, gaussian_w2_factor
+from ..hyper import param
+from ..objective import make_log_posterior
+from ..optim import adam_step
+from ..types import Batch, BayesProblem, Schedule, Transform
+from ..vi.ifbnn import check_functional
+from .deep_ensemble import HYPER as ENSEMBLE_HYPER
+from .deep_ensemble import NOISE, REGRESSION_HYPER, EnsembleState, init
+
+__all__ = ["HYPER", "REGRESSION_HYPER", "NOISE", "IFBDEInfo", "update", "build",
+           "member_covariances", "aggregate_w2"]
+
+HYPER = (
+    *ENSEMBLE_HYPER,
+    param("beta", 1.0, [Interval(Real, 0, None, closed="left")], "float",
+          "Weight of the 2-Wasserstein regulariser (0: the deep ensemble)."),
+    param("w2_reduction", "sum", [StrOptions({"sum", "mean"})], "str",
+          "'sum': the squared distance between the Gaussians on the measurement set; "
+          "'mean': divided by the number of measurement points (per-point scale)."),
+    param("aggregate", "barycenter", [StrOptions({"barycenter", "average"})], "str",
+          "How the members' linearised Gaussians are combined: their 2-Wasserstein "
+          "'barycenter' or the plain 'average' of means and covariances."),
+)
+"""Estimator parameters of this method (beyond its family's and its prior's)."""
+
+_BARYCENTER_ITER = 30
+_BARYCENTER_TOL = 1e-6
+
+
+class IFBDEInfo(NamedTuple):
+    """Per-member objective (log posterior per datum), the shared squared W2 and the
+    gradient norm, ``(M,)`` each."""
+
+    objective: Tensor
+    w2: Tensor
+    grad_norm: Tensor
+
+
+def member_covariances(problem: BayesProblem, params: Params, x: Tensor, xm: Tensor,
+                       n_out: int, scale: float, nugget: float) -> tuple[Tensor, Tensor]:
+    """Each member's mean ``(C, k, M)`` and conditioned NTK covariance ``(C, k, M, M)`` at
+    ``xm``, given its minibatch inputs ``x`` (``(n, d)`` or ``(C, n, d)``), in float64."""
+    C = next(iter(params.values())).shape[0]
+    x = x.expand(C, *x.shape) if x.dim() == 2 else x
+    n, M = x.shape[1], xm.shape[0]
+    points = torch.cat([x, xm.to(x.dtype).expand(C, -1, -1)], dim=1)
+    f, jac = problem.jacobian(network_params(params), points, n_out)
+    J = torch.cat([j.reshape(*j.shape[:3], -1) for j in jac.values()], -1).double()
+    theta = scale**2 * (J @ J.transpose(-1, -2))  # (C, k, n + M, n + M)
+    t_bb, t_bm, t_mm = theta[..., :n, :n], theta[..., :n, n:], theta[..., n:, n:]
+    eye_b = torch.eye(n, dtype=theta.dtype, device=theta.device)
+    chol = torch.linalg.cholesky(t_bb + max(nugget, 1e-6) * eye_b)
+    white = torch.linalg.solve_triangular(chol, t_bm, upper=False)
+    cov = t_mm - white.transpose(-1, -2) @ white
+    cov = 0.5 * (cov + cov.transpose(-1, -2))
+    cov = cov + nugget * torch.eye(M, dtype=cov.dtype, device=cov.device)
+    return f[:, n:].double().transpose(1, 2), cov
+
+
+def aggregate_w2(means: Tensor, covs: Tensor, measure, aggregate: str) -> Tensor:
+    """Squared W2 between the members' aggregate and the GP prior, summed over outputs.
+
+    ``means (C, k, M)``, ``covs (C, k, M, M)``; ``measure`` carries the prior's
+    mean ``(k, M)`` and Cholesky factor ``(k, M, M)``.
+    """
+    C, k, M = means.shape
+    mean = means.mean(0).to(measure.mean.dtype)
+    total = means.new_zeros(())
+    weights = torch.full((C,), 1.0 / C, dtype=covs.dtype, device=covs.device)
+    eye = torch.eye(M, dtype=covs.dtype, device=covs.device)
+    for o in range(k):
+        if aggregate == "average":
+            cov = covs[:, o].mean(0)
+        else:
+            with torch.no_grad():
+                _, fixed = gaussian_barycenter(means[:, o], covs[:, o], max_iter=_BARYCENTER_ITER,
+                                               tol=_BARYCENTER_TOL, warn=False)
+            cov = barycenter_step(fixed, covs[:, o], weights)
+        chol = torch.linalg.cholesky(cov + 1e-10 * cov.diagonal().mean() * eye)
+        chol = chol.to(measure.chol.dtype)
+        total = total + gaussian_w2_factor(mean[o], chol, measure.mean[o], measure.chol[o])
+    return total
+
+
+def update(
+    state: EnsembleState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
+    log_posterior, learning_rate: Schedule, beta: float, reduction: str, aggregate: str,
+    scale: float,
+) -> tuple[EnsembleState, IFBDEInfo]:
+    """One Adam step of every member up the ifBDE objective; pure."""
+    measure = batch.get("measure")
+    leaves = {k: v.detach().requires_grad_(True) for k, v in state.params.items()}
+    with torch.enable_grad():
+        log_post = log_posterior(leaves, {**batch, "measure": None})
+        total = log_post.sum()
+        if beta and measure is not None:
+            n_out = measure.mean.shape[0]
+            nugget = problem.prior.functional.nugget
+            means, covs = member_covariances(problem, leaves, batch["x"], measure.x, n_out,
+                                             scale, nugget)
+            w2 = aggregate_w2(means, covs, measure, aggregate)
+            if reduction == "mean":
+                w2 = w2 / measure.x.shape[0]
+            total = total - beta * w2.to(total.dtype)
+        else:
+            w2 = log_post.new_zeros(())
+        grads = torch.autograd.grad(total, list(leaves.values()), materialize_grads=True)
+    N = problem.n_data
+    grads = {k: g / N for k, g in zip(leaves, grads, strict=True)}
+    grad_norm = sum(g.reshape(len(g), -1).pow(2).sum(-1) for g in grads.values()).sqrt()
+    params, adam = adam_step(state.params, grads, state.adam, learning_rate(state.step))
+    objective = log_post.detach() / N
+    info = IFBDEInfo(objective, w2.detach().expand_as(objective).to(objective.dtype),
+                     grad_norm)
+    return EnsembleState(params, adam, objective, state.step + 1), info
+
+
+def build(
+    problem: BayesProblem, *, learning_rate: Schedule, prior_std: float | None = 1.0,
+    beta: float = 1.0, w2_reduction: str = "sum", aggregate: str = "barycenter",
+) -> Transform:
+    """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian).
+
+    The members' own objective is the deep ensemble's: the likelihood plus, with
+    ``prior_std``, an isotropic Gaussian weight prior.
+    """
+    check_functional(problem, "ifBDE")
+    members = BayesProblem(problem.forward, problem.likelihood,
+                           None if prior_std is None else WeightPrior(prior_std), problem.n_data)
+    return Transform(
+        init,
+        partial(update, problem=problem, log_posterior=make_log_posterior(members),
+                learning_rate=learning_rate, beta=beta, reduction=w2_reduction,
+                aggregate=aggregate, scale=1.0 if prior_std is None else prior_std),
+    )

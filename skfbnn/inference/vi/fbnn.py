@@ -1,0 +1,143 @@
+"""fBNN: functional variational BNN (Sun, Zhang, Shi & Grosse, 2019).
+
+The variational family is Bayes by backprop's mean-field Gaussian over the
+weights; the regulariser is the KL divergence between the *function* values
+of ``q`` and of the GP prior at a measurement set ``X_M``. ``q(f_M)`` is
+implicit (a network pushed through random weights), so its entropy gradient
+is estimated by the Spectral Stein Gradient Estimator from ``n_particles``
+function draws (:func:`~skfbnn.stats.ssge.ssge_score`). As in the reference
+code (``../shared/notes/METHODS.md`` section 1.1) every step
+
+- draws ``S = n_particles`` weight sets and evaluates them on the minibatch
+  and on ``X_M``, adding injected function noise of variance ``nu`` (the prior
+  nugget) to the measurement values ``f~``;
+- forms the KL surrogate ``-H_sur + CE`` with
+  ``H_sur = mean_s sum_d sg(-g(f~_s))_d f~_sd`` (``g`` the SSGE score, held
+  constant, so the gradient of ``H_sur`` is that of the entropy) and
+  ``CE = -mean_s log N(f~_s; m_M, K_MM + nu I)`` in float64;
+- climbs ``mean_s (1/n) sum_{i in B} log p(y_i | f_s(x_i)) - KL_sur / n``
+  (``kl_scale="batch"``: the reference's weighting, the KL counted once per
+  minibatch) or the full-data ELBO per datum
+  ``((N/n) E sum_B log p - KL_sur) / N`` (``kl_scale="full"``).
+
+Deviations from the reference, all documented in ``docs/user_guide.md``: the
+measurement set is the functional samplers' (training inputs and uniform
+points in the widened training box, redrawn every step) rather than the
+minibatch plus random points; the learned observation noise has the weak
+log-normal prior of the other methods instead of a floor at the GP's noise.
+The value traced as the objective is the surrogate (its gradient is the
+fELBO's, its value is not the fELBO).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from ..._validation import Interval, StrOptions
+from ...nn.functional import Params
+from ...priors.functional import FunctionalPrior, FunctionPrior
+from ...stats.ssge import ssge_score
+from ..hyper import param
+from ..types import Batch, BayesProblem, Schedule, Transform
+from .meanfield import MeanFieldState, ascend, draw, init, split
+
+__all__ = ["HYPER", "FBNNInfo", "update", "build", "kl_surrogate"]
+
+HYPER = (
+    param("n_particles", 32, [Interval(Integral, 2, None, closed="left")], "int",
+          "Function draws per step: the Monte-Carlo sample of the expected "
+          "log-likelihood and the sample from which SSGE estimates the entropy gradient."),
+    param("kl_scale", "batch", [StrOptions({"batch", "full"})], "str",
+          "'batch': the reference code's objective, the functional KL counted once per "
+          "minibatch (N/batch_size times the weight of the full-data ELBO); 'full': the "
+          "full-data ELBO, KL counted once per data set."),
+    param("ssge_threshold", 0.99, [Interval(Real, 0, 1, closed="right")], "float",
+          "SSGE keeps the fewest eigenfunctions holding this share of the kernel spectrum."),
+    param("init_std", 1e-2, [Interval(Real, 0, None, closed="neither")], "float",
+          "Initial standard deviation of every variational factor."),
+)
+"""Estimator parameters of this method (beyond its family's and its prior's)."""
+
+
+class FBNNInfo(NamedTuple):
+    """Per-step surrogate objective per datum, KL surrogate and gradient norm, ``(C,)``."""
+
+    objective: Tensor
+    kl: Tensor
+    grad_norm: Tensor
+
+
+def kl_surrogate(noisy: Tensor, measure, threshold: float) -> Tensor:
+    """``-H_sur + CE`` per set from noisy measurement values ``noisy (C, S, M, k)``.
+
+    The gradient of ``H_sur`` with respect to the values is the SSGE estimate
+    of the entropy gradient; ``CE`` is the exact Gaussian cross-entropy.
+    """
+    C, S = noisy.shape[:2]
+    values = noisy.to(measure.chol.dtype)
+    flat = values.reshape(C, S, -1)
+    score = torch.stack([ssge_score(flat[c].detach(), threshold=threshold) for c in range(C)])
+    entropy = -(score * flat).sum(-1).mean(1)
+    ce = -FunctionalPrior.log_prob(values.reshape(C * S, *values.shape[2:]), measure)
+    return -entropy + ce.reshape(C, S).mean(1)
+
+
+def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem,
+               n_particles: int, kl_scale: str, threshold: float):
+    mean, std = split(variational)
+    C, S = next(iter(mean.values())).shape[0], n_particles
+    draws = draw(mean, std, gen, S)
+    measure = batch["measure"]
+    x, y = batch["x"], batch["y"]
+    if x.dim() == 3:
+        x, y = x.repeat_interleave(S, 0), y.repeat_interleave(S, 0)
+        xm = measure.x.expand(x.shape[0], -1, -1)
+    else:
+        xm = measure.x
+    n, k = x.shape[-2], measure.mean.shape[0]
+    out = problem.forward(draws, torch.cat([x, xm], dim=-2))
+    loglik = problem.likelihood.log_prob(out[:, :n], y, draws).reshape(C, S).mean(1)
+    f_m = out[:, n:, :k]
+    nugget = problem.prior.functional.nugget
+    noise = torch.randn(f_m.shape, generator=gen, device=f_m.device, dtype=f_m.dtype)
+    noisy = (f_m + math.sqrt(nugget) * noise).reshape(C, S, *f_m.shape[1:])
+    kl = kl_surrogate(noisy, measure, threshold).to(loglik.dtype)
+    N = problem.n_data
+    noise_prior = problem.likelihood.log_prior(mean)
+    if kl_scale == "batch":
+        value = (loglik - kl) / n + noise_prior / N
+    else:
+        value = ((N / n) * loglik + noise_prior - kl) / N
+    return value, (kl,)
+
+
+def update(
+    state: MeanFieldState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
+    learning_rate: Schedule, n_particles: int, kl_scale: str, ssge_threshold: float,
+) -> tuple[MeanFieldState, FBNNInfo]:
+    """One Adam step up the functional ELBO surrogate; pure."""
+    objective = partial(_objective, problem=problem, n_particles=n_particles,
+                        kl_scale=kl_scale, threshold=ssge_threshold)
+    state, value, (kl,), grad_norm = ascend(state, batch, gen, objective, learning_rate)
+    return state, FBNNInfo(value, kl, grad_norm)
+
+
+def build(
+    problem: BayesProblem, *, learning_rate: Schedule, n_particles: int = 32,
+    kl_scale: str = "batch", ssge_threshold: float = 0.99, init_std: float = 1e-2,
+) -> Transform:
+    """Bind ``problem`` (which needs a :class:`~skfbnn.priors.functional.FunctionPrior`)."""
+    if not isinstance(problem.prior, FunctionPrior):
+        raise ValueError("fBNN needs a GP prior on functions (FunctionPrior). "
+                         f"Got {type(problem.prior).__name__}.")
+    return Transform(
+        partial(init, init_std=init_std),
+        partial(update, problem=problem, learning_rate=learning_rate,
+                n_particles=n_particles, kl_scale=kl_scale, ssge_threshold=ssge_threshold),
+    )

@@ -1,0 +1,111 @@
+"""The mean-field Gaussian family shared by the variational methods.
+
+``q(w) = prod_i N(w_i; mu_i, sigma_i^2)`` with ``sigma = softplus(rho)`` over
+the network parameters; parameters outside the network (a learned
+observation noise) are point estimates. Bayes by backprop, fBNN and ifBNN
+differ only in the objective they climb: each supplies
+``objective(variational, batch, gen) -> (value (C,), extras)`` and
+:func:`ascend` takes one Adam step up it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from ...nn.functional import Params
+from ...priors.weight import network_params
+from ..optim import AdamState, adam_init, adam_step
+from ..types import Batch, Schedule
+
+__all__ = ["MeanFieldState", "init", "split", "draw", "ascend"]
+
+
+class MeanFieldState(NamedTuple):
+    """Variational means and softplus-scales, Adam moments, objective, step index."""
+
+    mean: Params
+    rho: Params
+    adam: AdamState
+    log_post: Tensor
+    step: int
+
+    @property
+    def std(self) -> Params:
+        """Standard deviations ``softplus(rho)`` of the network parameters."""
+        return {k: torch.nn.functional.softplus(r) for k, r in self.rho.items()}
+
+    @property
+    def params(self) -> Params:
+        """The variational means (the point at which the driver checks finiteness)."""
+        return self.mean
+
+
+def init(
+    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None, *,
+    init_std: float = 1e-2,
+) -> MeanFieldState:
+    """Means at ``params``; every network parameter's scale at ``init_std``."""
+    rho0 = math.log(math.expm1(init_std))
+    rho = {k: torch.full_like(v, rho0) for k, v in network_params(params).items()}
+    mean = dict(params)
+    n = next(iter(params.values())).shape[0]
+    return MeanFieldState(mean, rho, adam_init(_join(mean, rho)),
+                          torch.full((n,), float("nan")), 0)
+
+
+def _join(mean: Params, rho: Params) -> Params:
+    return {**{f"m:{k}": v for k, v in mean.items()}, **{f"r:{k}": v for k, v in rho.items()}}
+
+
+def split(variational: Params, scales: bool = True) -> tuple[Params, Params]:
+    """``(mean, std)`` from the ``m:``/``r:`` keyed dictionary (``std = softplus(rho)``;
+    with ``scales=False`` the raw ``rho``)."""
+    mean = {k[2:]: v for k, v in variational.items() if k.startswith("m:")}
+    rho = {k[2:]: v for k, v in variational.items() if k.startswith("r:")}
+    if not scales:
+        return mean, rho
+    return mean, {k: torch.nn.functional.softplus(v) for k, v in rho.items()}
+
+
+def draw(mean: Params, std: Params, gen: torch.Generator, n_mc: int) -> Params:
+    """``n_mc`` reparameterised draws per set, set-major: ``(C * n_mc, ...)``; point
+    estimates (keys without a scale) are repeated."""
+    repeat = (lambda t: t) if n_mc == 1 else (lambda t: t.repeat_interleave(n_mc, 0))
+    draws = {}
+    for k, m in mean.items():
+        m = repeat(m)
+        if k in std:
+            eps = torch.randn(m.shape, generator=gen, device=m.device, dtype=m.dtype)
+            m = m + repeat(std[k]) * eps
+        draws[k] = m
+    return draws
+
+
+def ascend(
+    state: MeanFieldState, batch: Batch, gen: torch.Generator,
+    objective: Callable[[Params, Batch, torch.Generator], tuple[Tensor, tuple]],
+    learning_rate: Schedule,
+) -> tuple[MeanFieldState, Tensor, tuple, Tensor]:
+    """One Adam step up ``objective``; pure (``state`` is not modified).
+
+    Returns the new state, the objective ``(C,)``, the objective's extras
+    (detached) and the gradient norm ``(C,)``.
+    """
+    leaves = {k: v.detach().requires_grad_(True)
+              for k, v in _join(state.mean, state.rho).items()}
+    with torch.enable_grad():
+        value, extras = objective(leaves, batch, gen)
+        grads = torch.autograd.grad(value.sum(), list(leaves.values()), materialize_grads=True)
+    grads = dict(zip(leaves, grads, strict=True))
+    grad_norm = sum(g.reshape(len(g), -1).pow(2).sum(-1) for g in grads.values()).sqrt()
+    new, adam = adam_step(_join(state.mean, state.rho), grads, state.adam,
+                          learning_rate(state.step))
+    mean, rho = split(new, scales=False)
+    value = value.detach()
+    extras = tuple(e.detach() for e in extras)
+    return MeanFieldState(mean, rho, adam, value, state.step + 1), value, extras, grad_norm
