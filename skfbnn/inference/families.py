@@ -275,6 +275,53 @@ def _summarize_accept_reject(result: RunResult, hyper: dict) -> dict:
     }
 
 
+ACCEPT_REJECT = (
+    _count("n_chains", 4, "Independent chains, vectorised over a leading batch dimension."),
+    _count("n_burnin", 1000, "Full-batch Metropolis-Hastings steps discarded before the "
+           "first kept draw (the step size adapts during these).", low=0),
+    _count("n_samples", 100, "Draws kept per chain."),
+    _count("thinning", 10, "Steps between kept draws."),
+)
+"""The Metropolis-Hastings run policy: full-batch steps, burn-in, thinning."""
+
+
+def _accept_reject_steps(hyper: dict, n_data: int = 0) -> int:
+    return hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]
+
+
+def _run_accept_reject(transform, params, X, y, gen, hyper, problem=None, **kwargs
+                       ) -> RunResult:
+    """Full-batch run from prior draws (:func:`~.mh.build.prior_draws`); with
+    ``adapt_step_size`` the step is tuned during burn-in only."""
+    from .mh.build import NTK_HYPER, prior_draws
+    from .mh.kernel import adapt_step
+
+    if problem is not None:
+        ntk = {p.name: hyper[p.name] for p in NTK_HYPER}
+        params = prior_draws(problem, {"x": X, "y": y}, params, gen, **ntk)
+    adapt = (partial(adapt_step, target_accept=hyper["target_accept"])
+             if hyper.get("adapt_step_size") else None)
+    return run(transform, params, X, y, gen, n_steps=_accept_reject_steps(hyper),
+               batch_size=len(X), n_burnin=hyper["n_burnin"], thinning=hyper["thinning"],
+               adapt=adapt, **kwargs)
+
+
+def _summarize_accept_reject(result: RunResult, hyper: dict) -> dict:
+    """Per-chain acceptance rate after burn-in and the final (frozen) step size."""
+    kept = slice(hyper["n_burnin"], None)
+    accepted = result.trace["accepted"][kept]
+    rate = accepted.mean(0) if len(accepted) else torch.full_like(accepted[0:1].sum(0), math.nan)
+    kept_steps = hyper["n_burnin"] + hyper["thinning"] * (1 + np.arange(hyper["n_samples"])) - 1
+    return {
+        "acceptance_rate": rate.cpu().numpy(),
+        "kept_steps": kept_steps,
+        "trace": {name: values.cpu().numpy() for name, values in result.trace.items()},
+        "burnin_acceptance_rate":
+            result.trace["accepted"][: hyper["n_burnin"]].mean(0).cpu().numpy(),
+        "step_size": float(result.trace["step_size"][-1, 0]),
+    }
+
+
 FAMILIES: dict[str, Family] = {
     "sampler": Family(SAMPLING, lambda h: h["n_chains"], _sampler_kwargs, _run_sampler,
                       "step_size", _n_steps),

@@ -31,13 +31,16 @@ F64 = torch.float64
 
 def _problem(prior: str, X: torch.Tensor):
     net = build_mlp(2, 1, (4,), "tanh")
-    if prior == "weight":
+    if prior == "ntk":  # the MH samplers: standard-normal NTK entries, no prior object
+        network_prior = None
+    elif prior == "weight":
         network_prior = WeightPrior(1.0)
     else:
         gp = GPPrior(make_kernel("rbf", X, 1), 1, constant_mean=False)
         network_prior = FunctionPrior(FunctionalPrior(gp, MeasurementSampler(X, 5, 0.4, 0.1), 0.1))
     likelihood = GaussianLikelihood([0.3])
-    return net, BayesProblem(make_forward(net), likelihood, network_prior, len(X))
+    return net, BayesProblem(make_forward(net), likelihood, network_prior, len(X),
+                             network=net)
 
 
 def _defaults(spec: MethodSpec) -> dict:

@@ -19,7 +19,7 @@ from .ntk import NTKLayout
 from .onehot import ShiftedOneHotGaussian
 from .target import WideNetTarget
 
-__all__ = ["NTK_HYPER", "CLASSIFICATION_HYPER", "step_hyper", "init", "build_mh",
+__all__ = ["NTK_HYPER", "CLASSIFICATION_HYPER", "step_hyper", "init", "build_mh", "prior_draws",
            "gaussian_targets", "classification_likelihood"]
 
 
@@ -89,53 +89,76 @@ def _check_problem(problem: BayesProblem) -> None:
         )
 
 
-def init(params: Params, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
-         proposal: Proposal, step_size: float, sigma_w: float, sigma_b: float,
-         sigma_w_out: float, sigma_b_out: float, reparametrize: bool,
-         marginalize_readout: bool, dual: bool | None = None) -> MHState:
-    """Chains started at prior draws of the weights; a learned noise starts at its
-    empirical-Bayes value (:mod:`.noise`) and is then sampled (:mod:`.target`).
-
-    ``params`` gives the number of chains, the device and the dtype of the reported
-    parameters; the chains compute in float64 (float32 on MPS).
-    """
+def _target(problem: BayesProblem, batch: Batch, device: torch.device, *, sigma_w: float,
+            sigma_b: float, sigma_w_out: float, sigma_b_out: float, reparametrize: bool,
+            marginalize_readout: bool, dual: bool | None = None) -> WideNetTarget:
+    """The target of ``problem`` on the (full) batch, in float64 (float32 on MPS)."""
     _check_problem(problem)
-    first = next(iter(params.values()))
-    C, device = first.shape[0], first.device
     dtype = torch.float32 if device.type == "mps" else torch.float64
     layout = NTKLayout.from_network(problem.network, sigma_w, sigma_b, sigma_w_out,
                                     sigma_b_out)
     X = batch["x"].to(dtype)
     Y = gaussian_targets(problem, batch["y"]).to(dtype)
-    hidden = torch.randn((C, layout.n_hidden), generator=gen, device=device, dtype=dtype)
-    phi_out = torch.randn((C, layout.n_features, Y.shape[1]), generator=gen, device=device,
-                          dtype=dtype)
     log_noise = problem.likelihood.log_noise
     if log_noise is not None:
         log_noise = torch.as_tensor(log_noise, dtype=dtype, device=device).reshape(-1).expand(
             Y.shape[1])
-    target = WideNetTarget(layout, X, Y, log_noise, reparametrize=reparametrize,
-                           marginalize_readout=marginalize_readout, dual=dual)
-    parts = [hidden] if marginalize_readout else [hidden, phi_out.flatten(1)]
-    if log_noise is None:  # learned: start every chain at the empirical-Bayes noise
-        eb = empirical_bayes_log_noise(layout.features(hidden, X), Y)
-        parts.insert(0, target.whiten_log_noise(eb).expand(C, -1))
-    phi = torch.cat(parts, 1)
+    return WideNetTarget(layout, X, Y, log_noise, reparametrize=reparametrize,
+                         marginalize_readout=marginalize_readout, dual=dual)
+
+
+def prior_draws(problem: BayesProblem, batch: Batch, params: Params, gen: torch.Generator,
+                **ntk) -> Params:
+    """Starting parameters of the chains (the family's choice): a draw of the
+    reference measure ``N(0, I)`` in the sampler's coordinates, i.e. prior draws of
+    the hidden entries and (with the reparametrisation) the readout drawn from its
+    conditional posterior, so that no chain starts far out in the tails of the
+    whitened readout; a learned noise starts at its empirical-Bayes value on the
+    features (:mod:`.noise`). Same keys, shapes and dtype as ``params``."""
+    first = next(iter(params.values()))
+    target = _target(problem, batch, first.device, **ntk)
+    X, C = target.X, first.shape[0]
+    phi = torch.randn((C, target.n_dim), generator=gen, device=X.device, dtype=X.dtype)
+    phi_out = None
+    if target.marginalize_readout:
+        phi_out = torch.randn((C, *target.readout_shape), generator=gen, device=X.device,
+                              dtype=X.dtype)
+    if target.n_noise:
+        hidden, _ = target.split(phi, phi_out)
+        eb = empirical_bayes_log_noise(target.layout.features(hidden, X), target.Y)
+        phi[:, : target.n_noise] = target.whiten_log_noise(eb)
+    draws = target.params(phi, phi_out, first.dtype)
+    return {k: draws[k].clone() for k in params}
+
+
+def init(params: Params, batch: Batch, gen: torch.Generator | None = None, *,
+         problem: BayesProblem, proposal: Proposal, step_size: float,
+         dual: bool | None = None, **ntk) -> MHState:
+    """Chains started at ``params`` (mapped to the whitened coordinates).
+
+    ``params`` also gives the number of chains, the device and the dtype of the
+    reported parameters; the chains compute in float64 (float32 on MPS).
+    """
+    first = next(iter(params.values()))
+    target = _target(problem, batch, first.device, dual=dual, **ntk)
+    phi, phi_out = target.whiten(params)
     potential, grad = evaluate(target, phi, proposal.needs_grad)
-    log_step = torch.tensor(math.log(step_size), dtype=dtype, device=device)
-    return MHState(phi, phi_out if marginalize_readout else None, potential, grad,
-                   log_step, 0, target, first.dtype, proposal.max_step)
+    log_step = torch.tensor(math.log(step_size), dtype=phi.dtype, device=phi.device)
+    return MHState(phi, phi_out, potential, grad, log_step, 0, target, first.dtype,
+                   proposal.max_step, params)
 
 
-def build_mh(problem: BayesProblem, proposal: Proposal, *, step_size: float,
+def build_mh(problem: BayesProblem, *, proposal: Proposal, step_size: float,
+             adapt_step_size: bool = True, target_accept: float = 0.5,
              sigma_w: float = math.sqrt(2.0), sigma_b: float = 0.1,
              sigma_w_out: float = 1.0, sigma_b_out: float = 0.1,
              reparametrize: bool = True, marginalize_readout: bool = False,
-             dual: bool | None = None, **policy) -> Transform:
+             dual: bool | None = None) -> Transform:
     """Bind ``problem`` and hyperparameters into a :class:`Transform`.
 
-    ``policy`` takes the run-policy parameters the driver uses instead
-    (``adapt_step_size``, ``target_accept``), which the kernel ignores.
+    ``adapt_step_size`` and ``target_accept`` are run policy: the driver's burn-in
+    hook (:func:`~.kernel.adapt_step`) uses them, the kernel does not. ``dual``
+    forces the ``n x n`` (True) or ``p x p`` (False) factorisation (benchmarks).
     """
     return Transform(
         partial(init, problem=problem, proposal=proposal, step_size=step_size,

@@ -43,7 +43,8 @@ class Proposal(NamedTuple):
 class MHState(NamedTuple):
     """Whitened positions ``phi`` ``(C, D)``, the readout noise (marginal-conditional
     variant), ``Phi`` and its gradient at ``phi``, the log step size, the step index,
-    the target, the dtype of the reported parameters and the largest step size."""
+    the target, the dtype of the reported parameters, the largest step size and
+    the starting parameters (until the first step)."""
 
     phi: Tensor
     phi_out: Tensor | None
@@ -54,10 +55,14 @@ class MHState(NamedTuple):
     target: WideNetTarget
     dtype: torch.dtype
     max_step: float = math.inf
+    start: Params | None = None
 
     @property
     def params(self) -> Params:
-        """The network parameters of the current positions (computed on demand)."""
+        """The network parameters of the current positions (computed on demand; the
+        starting parameters themselves before the first step)."""
+        if self.start is not None:
+            return self.start
         return self.target.params(self.phi, self.phi_out, self.dtype)
 
     @property
@@ -127,7 +132,7 @@ def update(state: MHState, batch: Batch, gen: torch.Generator, *, proposal: Prop
         phi=torch.where(keep, new, phi), phi_out=phi_out,
         potential=torch.where(accepted, pot_new, state.potential),
         grad=None if grad_new is None else torch.where(keep, grad_new, state.grad),
-        step=state.step + 1,
+        step=state.step + 1, start=None,
     )
     info = MHInfo(new_state.log_post, log_ratio.clamp(max=0).exp(), accepted.to(phi.dtype),
                   state.log_step.exp().expand(phi.shape[0]))

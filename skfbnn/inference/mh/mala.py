@@ -12,9 +12,10 @@ acceptance falls as the dimension (the width) grows.
 
 from __future__ import annotations
 
+from functools import partial
+
 from torch import Tensor
 
-from ..types import BayesProblem, Transform
 from .build import (  # noqa: F401  (re-exported: the classifier's likelihood)
     CLASSIFICATION_HYPER,
     NTK_HYPER,
@@ -41,6 +42,6 @@ PROPOSAL = Proposal(_mean, lambda h: (2 * h).sqrt(), needs_grad=True, max_step=1
                     scale_power=2)
 
 
-def build(problem: BayesProblem, **hyper) -> Transform:
-    """MALA on ``problem`` (see :func:`~.build.build_mh` for the parameters)."""
-    return build_mh(problem, PROPOSAL, **hyper)
+build = partial(build_mh, proposal=PROPOSAL)
+"""MALA on ``problem``: ``build(problem, *, step_size, ...)`` (see
+:func:`~.build.build_mh` for the parameters)."""

@@ -106,6 +106,19 @@ class NTKLayout(NamedTuple):
                           device=h.device)
         return torch.cat([scale * h, ones], dim=-1)
 
+    def from_standard(self, params: Params) -> tuple[Tensor, Tensor]:
+        """Inverse of :meth:`to_standard`: hidden entries ``(C, D_h)`` and ``theta``."""
+        parts = []
+        for prefix, m, _ in self.layers:
+            parts.append(params[f"{prefix}.weight"].flatten(1) * (math.sqrt(m) / self.sigma_w))
+            parts.append(params[f"{prefix}.bias"] / self.sigma_b)
+        prefix, h, _ = self.readout
+        w = params[f"{prefix}.weight"].transpose(1, 2) * (math.sqrt(h) / self.sigma_w_out)
+        theta = torch.cat([w, (params[f"{prefix}.bias"] / self.sigma_b_out).unsqueeze(1)], 1)
+        C = theta.shape[0]
+        hidden = torch.cat(parts, 1) if parts else theta.new_zeros((C, 0))
+        return hidden, theta
+
     def to_standard(self, hidden: Tensor, theta: Tensor) -> Params:
         """Ordinary ``nn.Linear`` parameters of the draws: hidden ``(C, D_h)`` and
         readout ``theta`` ``(C, p, k)``."""

@@ -4,8 +4,10 @@ Labels become ``onehot(y) - 1/K`` (the paper's ``-0.1`` for ``K = 10``) and ever
 output gets Gaussian noise of a fixed std (the paper's 0.1), so the conjugate
 readout and its reparametrisation apply unchanged. A draw's outputs ``f``
 estimate the class indicators minus ``1/K``; its class probabilities are
-``f + 1/K`` clipped at zero and renormalised (uniform if all clip), and
-``predict_proba`` averages them over draws.
+``f + 1/K`` clipped at :data:`FLOOR` and renormalised, and ``predict_proba``
+averages them over draws. The floor keeps the log loss finite: a regression
+onto indicators can put a class's output below zero, which would give that
+class probability 0.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from torch import Tensor
 from ...likelihoods import gaussian_log_likelihood
 from ...nn.functional import Params
 
-__all__ = ["ShiftedOneHotGaussian"]
+__all__ = ["ShiftedOneHotGaussian", "FLOOR"]
+
+FLOOR = 1e-3
+"""Smallest unnormalised class probability of a draw."""
 
 
 class ShiftedOneHotGaussian:
@@ -37,8 +42,8 @@ class ShiftedOneHotGaussian:
     >>> lik.targets(torch.tensor([0, 2]), 3)
     tensor([[ 0.6667, -0.3333, -0.3333],
             [-0.3333, -0.3333,  0.6667]])
-    >>> lik.probabilities(torch.tensor([[[0.6, -0.5, -0.1]]]))
-    tensor([[[0.8000, 0.0000, 0.2000]]])
+    >>> lik.probabilities(torch.tensor([[[0.6, -0.5, -0.1]]])).round(decimals=3)
+    tensor([[[0.7990, 0.0010, 0.2000]]])
     """
 
     learned = False
@@ -73,9 +78,7 @@ class ShiftedOneHotGaussian:
         return 0.0
 
     def probabilities(self, out: Tensor) -> Tensor:
-        """Class probabilities of each draw ``(D, n, K)``: ``f + 1/K`` clipped at 0,
-        renormalised (uniform where every class clips)."""
-        p = (out + 1.0 / out.shape[-1]).clamp_min(0)
-        total = p.sum(-1, keepdim=True)
-        uniform = torch.full_like(p, 1.0 / out.shape[-1])
-        return torch.where(total > 0, p / total.clamp_min(1e-300), uniform)
+        """Class probabilities of each draw ``(D, n, K)``: ``f + 1/K`` clipped at
+        :data:`FLOOR`, renormalised."""
+        p = (out + 1.0 / out.shape[-1]).clamp_min(FLOOR)
+        return p / p.sum(-1, keepdim=True)

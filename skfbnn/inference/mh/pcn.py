@@ -13,9 +13,10 @@ grows, for any fixed ``beta`` (Pezzetti, Favaro & Peluchetti 2024, Thm 2.1).
 
 from __future__ import annotations
 
+from functools import partial
+
 from torch import Tensor
 
-from ..types import BayesProblem, Transform
 from .build import (  # noqa: F401  (re-exported: the classifier's likelihood)
     CLASSIFICATION_HYPER,
     NTK_HYPER,
@@ -46,6 +47,6 @@ PROPOSAL = Proposal(_mean, lambda beta: beta, needs_grad=False, max_step=1.0,
                     log_ratio=_log_ratio)
 
 
-def build(problem: BayesProblem, **hyper) -> Transform:
-    """pCN on ``problem`` (see :func:`~.build.build_mh` for the parameters)."""
-    return build_mh(problem, PROPOSAL, **hyper)
+build = partial(build_mh, proposal=PROPOSAL)
+"""pCN on ``problem``: ``build(problem, *, step_size, ...)`` (see
+:func:`~.build.build_mh` for the parameters)."""

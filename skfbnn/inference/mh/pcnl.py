@@ -12,9 +12,10 @@ readout that the reference implementation differentiates (METHODS.md §4.3 B2).
 
 from __future__ import annotations
 
+from functools import partial
+
 from torch import Tensor
 
-from ..types import BayesProblem, Transform
 from .build import (  # noqa: F401  (re-exported: the classifier's likelihood)
     CLASSIFICATION_HYPER,
     NTK_HYPER,
@@ -56,6 +57,6 @@ def _mean(phi: Tensor, grad: Tensor | None, beta: Tensor) -> Tensor:
 PROPOSAL = Proposal(_mean, lambda beta: beta, needs_grad=True, max_step=1.0)
 
 
-def build(problem: BayesProblem, **hyper) -> Transform:
-    """pCNL on ``problem`` (see :func:`~.build.build_mh` for the parameters)."""
-    return build_mh(problem, PROPOSAL, **hyper)
+build = partial(build_mh, proposal=PROPOSAL)
+"""pCNL on ``problem``: ``build(problem, *, step_size, ...)`` (see
+:func:`~.build.build_mh` for the parameters)."""

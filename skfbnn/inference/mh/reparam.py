@@ -24,7 +24,7 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["use_dual", "marginal_potential", "likelihood_potential", "readout"]
+__all__ = ["use_dual", "marginal_potential", "likelihood_potential", "readout", "whiten"]
 
 
 def use_dual(n: int, p: int) -> bool:
@@ -135,3 +135,29 @@ def readout(Psi: Tensor, Y: Tensor, lam: Tensor, phi: Tensor, dual: bool | None 
     mu = Psi.mT @ (U @ ((U.mT @ Y) / (s + lam)))
     g = 1.0 / ((s + lam) * (1.0 + (lam / (s + lam)).sqrt()))
     return mu + phi - Psi.mT @ (U @ (g * (U.mT @ (Psi @ phi))))
+
+
+def whiten(Psi: Tensor, Y: Tensor, lam: Tensor, theta: Tensor, dual: bool | None = None
+           ) -> Tensor:
+    """Inverse of :func:`readout`: the whitened ``phi`` ``(C, p, k)`` of ``theta``.
+
+    Primal: ``phi = L^T (theta - mu) / sqrt(lam)``; dual:
+    ``phi = (I + Psi^T U diag(r) U^T Psi)(theta - mu)`` with
+    ``r = 1 / (lam (1 + sqrt(1 + s / lam)))``, the inverse of the symmetric root.
+    """
+    n, p = Psi.shape[-2:]
+    lam = _per_chain(lam, Psi)
+    dual = use_dual(n, p) if dual is None else dual
+    zero = torch.zeros_like(theta)
+    delta = theta - readout(Psi, Y, lam, zero, dual)
+    if not dual:
+        L, _ = _factor(Psi.mT @ Psi, lam)
+        if L.shape[1] == 1:
+            return (L[:, 0].mT @ delta) / lam.sqrt().unsqueeze(1)
+        z = (L.mT @ delta.transpose(1, 2).unsqueeze(-1)).squeeze(-1).transpose(1, 2)
+        return z / lam.sqrt().unsqueeze(1)
+    lam = lam.unsqueeze(1)
+    s, U = torch.linalg.eigh(Psi @ Psi.mT)
+    s = s.clamp_min(0).unsqueeze(-1)
+    r = 1.0 / (lam * (1.0 + (1.0 + s / lam).sqrt()))
+    return delta + Psi.mT @ (U @ (r * (U.mT @ (Psi @ delta))))

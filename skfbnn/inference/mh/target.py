@@ -33,7 +33,7 @@ from ...likelihoods import NOISE_PRIOR_LOC, NOISE_PRIOR_SCALE
 from ...nn.functional import Params
 from ...priors.weight import NOISE_KEY
 from .ntk import NTKLayout
-from .reparam import likelihood_potential, marginal_potential, readout
+from .reparam import likelihood_potential, marginal_potential, readout, whiten
 
 __all__ = ["WideNetTarget"]
 
@@ -111,8 +111,10 @@ class WideNetTarget:
         with torch.enable_grad():
             value = self.potential(leaf)
             ok = torch.isfinite(value)
-            (grad,) = torch.autograd.grad(torch.where(ok, value, 0.0).sum(), leaf,
-                                          allow_unused=True)
+            grad = None
+            if value.requires_grad:  # not when Phi is constant (no hidden layer)
+                (grad,) = torch.autograd.grad(torch.where(ok, value, 0.0).sum(), leaf,
+                                              allow_unused=True)
         grad = torch.zeros_like(phi) if grad is None else grad
         return value.detach(), torch.where(ok.unsqueeze(-1), grad, 0.0)
 
@@ -128,3 +130,21 @@ class WideNetTarget:
         if self.n_noise:
             params[NOISE_KEY] = log_noise.to(dtype).clone()
         return params
+
+    @torch.no_grad()
+    def whiten(self, params: Params) -> tuple[Tensor, Tensor | None]:
+        """Inverse of :meth:`params`: the state ``phi`` and (marginal-conditional
+        variant) ``phi_out`` of network parameters."""
+        hidden, theta = self.layout.from_standard(
+            {k: v.to(self.X.dtype) for k, v in params.items()})
+        parts = [hidden]
+        if self.n_noise:
+            parts.insert(0, self.whiten_log_noise(params[NOISE_KEY].to(self.X.dtype)))
+        phi = torch.cat(parts, 1)
+        out = theta
+        if self.marginal:
+            Psi = self.layout.features(hidden, self.X)
+            out = whiten(Psi, self.Y, torch.exp(2 * self.log_noise(phi)), theta, self.dual)
+        if self.marginalize_readout:
+            return phi, out
+        return torch.cat([phi, out.flatten(1)], 1), None
