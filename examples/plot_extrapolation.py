@@ -38,8 +38,11 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel  #
 from skfbnn import (  # noqa: E402
     BBBRegressor,
     DeepEnsembleRegressor,
+    FBNNRegressor,
     FunctionalSGHMCRegressor,
     FunctionalSGLDRegressor,
+    IFBDERegressor,
+    IFBNNRegressor,
     SGHMCRegressor,
     SGLDRegressor,
 )
@@ -58,6 +61,9 @@ OPTIMISED = dict(
 MODELS["BBB"] = BBBRegressor(**OPTIMISED, prior_std=1.0, n_mc=1, n_samples=80)
 MODELS["Deep ensemble"] = DeepEnsembleRegressor(**OPTIMISED, n_estimators=5, prior_std=None,
                                                validation_fraction=0.0)
+MODELS["fBNN"] = FBNNRegressor(random_state=0)
+MODELS["ifBNN"] = IFBNNRegressor(random_state=0)
+MODELS["ifBDE"] = IFBDERegressor(random_state=0)
 
 
 class ExactGP:
@@ -85,9 +91,22 @@ class ExactGP:
         return np.sqrt(np.maximum(total**2 - noise, 0.0))
 
 
+def parse(item: str):
+    """``name=value`` with the value read as a Python literal when it is one."""
+    import ast
+
+    name, _, text = item.partition("=")
+    try:
+        return name, ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return name, text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="docs/images/extrapolation.png")
+    parser.add_argument("--only", nargs="*", help="fit only these models (no figure)")
+    parser.add_argument("--set", nargs="*", help="parameter=value for every model fitted")
     args = parser.parse_args()
     X, y = make_oscillation(20, noise_std=0.5, random_state=0)
     grid = np.linspace(-1, 1, 400)[:, None]
@@ -95,8 +114,12 @@ def main() -> None:
     data = ((np.abs(x) >= 0.25) & (np.abs(x) <= 0.75))
     regions = {"gap": np.abs(x) < 0.25, "outside": np.abs(x) > 0.75}
     models = {"exact GP": ExactGP(), **MODELS}
-    fig, axes = plt.subplots(4, 2, figsize=(9, 11.5), sharex=True, sharey=True)
+    if args.only:
+        models = {k: v for k, v in models.items() if k in args.only}
+    fig, axes = plt.subplots(5, 2, figsize=(9, 14), sharex=True, sharey=True)
     for ax, (name, model) in zip(axes.ravel()[: len(models)], models.items(), strict=True):
+        if args.set:
+            model.set_params(**dict(parse(kv) for kv in args.set))
         start = time.perf_counter()
         model.fit(X, y)
         mean = model.predict(grid)
@@ -119,7 +142,8 @@ def main() -> None:
               f"outside {std[regions['outside']].mean():.2f} (ratios {ratios['gap']:.2f}, "
               f"{ratios['outside']:.2f})"
               + ("" if r_hat is None else f", max R-hat {r_hat:.2f}"), flush=True)
-    axes[-1, -1].axis("off")
+    if args.only:
+        return
     axes[0, 0].legend(loc="lower left", fontsize=8)
     fig.suptitle("1-D extrapolation: mean and +-1, 2 epistemic std")
     fig.tight_layout()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 import logging
-from functools import partial
 import warnings
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import numpy as np

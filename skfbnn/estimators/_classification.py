@@ -10,8 +10,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..device import to_numpy
-from ..likelihoods import CategoricalLikelihood
 from ..inference.run import SamplerDivergenceError
+from ..likelihoods import CategoricalLikelihood
 from ._base import BayesianNetBase, outputs_at
 
 __all__ = ["BayesianClassifierBase"]

@@ -77,6 +77,9 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         SSGE keeps the fewest eigenfunctions holding this share of the kernel spectrum.
     init_std : float, default=0.01
         Initial standard deviation of every variational factor.
+    n_measurement_points : int, default=20
+        Size of the measurement set redrawn at every step (the reference code uses the minibatch
+        plus 5 random points on UCI, 20-40 points on its toy problems).
     kernel : None, str or gpytorch kernel, default=None
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
@@ -86,8 +89,6 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         converged. 0 keeps them fixed.
     prior_mean : str, default='constant'
         GP prior mean: zero, or a constant fitted with the hyperparameters.
-    n_measurement_points : int, default=100
-        Size of the measurement set redrawn at every step.
     measurement_train_fraction : float, default=0.5
         Fraction of the measurement set drawn from the training inputs; the rest is uniform in the
         widened training box.
@@ -150,10 +151,10 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         kl_scale='batch',
         ssge_threshold=0.99,
         init_std=0.01,
+        n_measurement_points=20,
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
-        n_measurement_points=100,
         measurement_train_fraction=0.5,
         measurement_margin=0.1,
         prior_nugget='noise',
@@ -176,10 +177,10 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         self.kl_scale = kl_scale
         self.ssge_threshold = ssge_threshold
         self.init_std = init_std
+        self.n_measurement_points = n_measurement_points
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean
-        self.n_measurement_points = n_measurement_points
         self.measurement_train_fraction = measurement_train_fraction
         self.measurement_margin = measurement_margin
         self.prior_nugget = prior_nugget
@@ -235,6 +236,9 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         SSGE keeps the fewest eigenfunctions holding this share of the kernel spectrum.
     init_std : float, default=0.01
         Initial standard deviation of every variational factor.
+    n_measurement_points : int, default=20
+        Size of the measurement set redrawn at every step (the reference code uses the minibatch
+        plus 5 random points on UCI, 20-40 points on its toy problems).
     kernel : None, str or gpytorch kernel, default=None
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
@@ -244,8 +248,6 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         converged. 0 keeps them fixed.
     prior_mean : str, default='constant'
         GP prior mean: zero, or a constant fitted with the hyperparameters.
-    n_measurement_points : int, default=100
-        Size of the measurement set redrawn at every step.
     measurement_train_fraction : float, default=0.5
         Fraction of the measurement set drawn from the training inputs; the rest is uniform in the
         widened training box.
@@ -290,10 +292,10 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         kl_scale='batch',
         ssge_threshold=0.99,
         init_std=0.01,
+        n_measurement_points=20,
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
-        n_measurement_points=100,
         measurement_train_fraction=0.5,
         measurement_margin=0.1,
         prior_nugget='noise',
@@ -314,10 +316,10 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         self.kl_scale = kl_scale
         self.ssge_threshold = ssge_threshold
         self.init_std = init_std
+        self.n_measurement_points = n_measurement_points
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean
-        self.n_measurement_points = n_measurement_points
         self.measurement_train_fraction = measurement_train_fraction
         self.measurement_margin = measurement_margin
         self.prior_nugget = prior_nugget

@@ -77,6 +77,9 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
+    n_measurement_points : int, default=32
+        Size of the measurement set redrawn at every step (each step computes a barycenter of
+        n_estimators covariances of this size, by eigendecompositions).
     aggregate : str, default='barycenter'
         How the members' linearised Gaussians are combined: their 2-Wasserstein 'barycenter' or the
         plain 'average' of means and covariances.
@@ -93,8 +96,6 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         converged. 0 keeps them fixed.
     prior_mean : str, default='constant'
         GP prior mean: zero, or a constant fitted with the hyperparameters.
-    n_measurement_points : int, default=100
-        Size of the measurement set redrawn at every step.
     measurement_train_fraction : float, default=0.5
         Fraction of the measurement set drawn from the training inputs; the rest is uniform in the
         widened training box.
@@ -152,12 +153,12 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         prior_std=1.0,
         beta=1.0,
         w2_reduction='sum',
+        n_measurement_points=32,
         aggregate='barycenter',
         nll_beta=0.5,
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
-        n_measurement_points=100,
         measurement_train_fraction=0.5,
         measurement_margin=0.1,
         prior_nugget='noise',
@@ -180,12 +181,12 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         self.prior_std = prior_std
         self.beta = beta
         self.w2_reduction = w2_reduction
+        self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate
         self.nll_beta = nll_beta
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean
-        self.n_measurement_points = n_measurement_points
         self.measurement_train_fraction = measurement_train_fraction
         self.measurement_margin = measurement_margin
         self.prior_nugget = prior_nugget
@@ -240,6 +241,9 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
+    n_measurement_points : int, default=32
+        Size of the measurement set redrawn at every step (each step computes a barycenter of
+        n_estimators covariances of this size, by eigendecompositions).
     aggregate : str, default='barycenter'
         How the members' linearised Gaussians are combined: their 2-Wasserstein 'barycenter' or the
         plain 'average' of means and covariances.
@@ -252,8 +256,6 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         converged. 0 keeps them fixed.
     prior_mean : str, default='constant'
         GP prior mean: zero, or a constant fitted with the hyperparameters.
-    n_measurement_points : int, default=100
-        Size of the measurement set redrawn at every step.
     measurement_train_fraction : float, default=0.5
         Fraction of the measurement set drawn from the training inputs; the rest is uniform in the
         widened training box.
@@ -298,11 +300,11 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         prior_std=1.0,
         beta=1.0,
         w2_reduction='sum',
+        n_measurement_points=32,
         aggregate='barycenter',
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
-        n_measurement_points=100,
         measurement_train_fraction=0.5,
         measurement_margin=0.1,
         prior_nugget='noise',
@@ -323,11 +325,11 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         self.prior_std = prior_std
         self.beta = beta
         self.w2_reduction = w2_reduction
+        self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean
-        self.n_measurement_points = n_measurement_points
         self.measurement_train_fraction = measurement_train_fraction
         self.measurement_margin = measurement_margin
         self.prior_nugget = prior_nugget

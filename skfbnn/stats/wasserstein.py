@@ -130,18 +130,22 @@ def sqrtm_psd(C: Tensor) -> Tensor:
 def barycenter_step(S: Tensor, covs: Tensor, weights: Tensor) -> Tensor:
     """One fixed-point map ``S^{-1/2} (sum_i w_i (S^{1/2} C_i S^{1/2})^{1/2})^2 S^{-1/2}``.
 
-    ``S (n, n)`` positive definite, ``covs (k, n, n)``, ``weights (k,)`` summing to 1.
-    Differentiable in ``covs`` (and ``S``): applied once at a converged, detached
-    barycenter it gives the barycenter's first-order dependence on the inputs.
+    ``S (..., n, n)`` positive definite, ``covs (k, ..., n, n)``, ``weights (k,)`` summing
+    to 1 (leading batch dimensions ``...`` are independent problems). Differentiable in
+    ``covs`` (and ``S``): applied once at a converged, detached barycenter it gives the
+    barycenter's first-order dependence on the inputs.
     """
-    vals, vecs = torch.linalg.eigh(0.5 * (S + S.T))
+    vals, vecs = torch.linalg.eigh(0.5 * (S + S.transpose(-1, -2)))
     vals = vals.clamp_min(0.0)
-    keep = vals > vals.max() * S.shape[-1] * torch.finfo(S.dtype).eps  # pseudo-inverse
-    root = (vecs * vals.sqrt()) @ vecs.T
-    inv_root = (vecs * torch.where(keep, vals, 1.0).rsqrt() * keep) @ vecs.T
-    M = (weights.view(-1, 1, 1) * sqrtm_psd(root @ covs @ root)).sum(0)
+    floor = vals.amax(-1, keepdim=True) * S.shape[-1] * torch.finfo(S.dtype).eps
+    keep = vals > floor  # pseudo-inverse of a singular S
+    vt = vecs.transpose(-1, -2)
+    root = (vecs * vals.sqrt().unsqueeze(-2)) @ vt
+    inv_root = (vecs * (torch.where(keep, vals, 1.0).rsqrt() * keep).unsqueeze(-2)) @ vt
+    w = weights.view(-1, *(1,) * (covs.dim() - 1))
+    M = (w * sqrtm_psd(root @ covs @ root)).sum(0)
     new = inv_root @ M @ M @ inv_root
-    return 0.5 * (new + new.T)
+    return 0.5 * (new + new.transpose(-1, -2))
 
 
 def gaussian_barycenter(
@@ -157,9 +161,10 @@ def gaussian_barycenter(
 
     Parameters
     ----------
-    means : Tensor of shape (k, n)
-    covs : Tensor of shape (k, n, n)
-        Positive-definite covariances.
+    means : Tensor of shape (k, ..., n)
+    covs : Tensor of shape (k, ..., n, n)
+        Positive-definite covariances; leading dimensions ``...`` after the first are
+        independent problems, solved together.
     weights : Tensor of shape (k,) or None
         Non-negative weights (normalised here); uniform when None.
     max_iter : int, default=200
@@ -172,8 +177,8 @@ def gaussian_barycenter(
 
     Returns
     -------
-    mean : Tensor of shape (n,)
-    cov : Tensor of shape (n, n)
+    mean : Tensor of shape (..., n)
+    cov : Tensor of shape (..., n, n)
 
     Warns
     -----
@@ -195,11 +200,12 @@ def gaussian_barycenter(
         raise ValueError(f"weights must be {k} non-negative numbers, not all zero. "
                          f"Got {weights!r}.")
     w = weights / weights.sum()
-    mean = (w.unsqueeze(-1) * means).sum(0)
-    S = (w.view(-1, 1, 1) * covs).sum(0) if init is None else init
+    mean = (w.view(-1, *(1,) * (means.dim() - 1)) * means).sum(0)
+    S = (w.view(-1, *(1,) * (covs.dim() - 1)) * covs).sum(0) if init is None else init
     for _ in range(max_iter):
         new = barycenter_step(S, covs, w)
-        change = float(torch.linalg.matrix_norm(new - S) / torch.linalg.matrix_norm(S))
+        change = float((torch.linalg.matrix_norm(new - S)
+                        / torch.linalg.matrix_norm(S)).max())
         S = new
         if change < tol:
             return mean, S

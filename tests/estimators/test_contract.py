@@ -28,6 +28,7 @@ from sklearn.preprocessing import StandardScaler
 import skfbnn
 from skfbnn.device import resolve_device
 from skfbnn.diagnostics import DISAGREEMENT_LIMIT, MC_ERROR_LIMIT, SamplerWarning
+from skfbnn.estimators._params import method_params
 from skfbnn.metrics import (
     make_coverage_scorer,
     neg_crps_scorer,
@@ -45,6 +46,7 @@ from ._cases import (
     ids,
     is_functional,
     make,
+    method_of,
     step_name,
 )
 
@@ -313,11 +315,14 @@ FAMILY_BAD = {
     "sampler": [("step_size", -1.0), ("step_size", 0.0), ("n_chains", 0), ("n_samples", 0),
                 ("thinning", 0), ("temperature", -1.0), ("schedule", "bogus")],
     "optimization": [("learning_rate", -1.0), ("learning_rate", 0.0), ("n_iter", 0),
-                     ("n_samples", 0), ("lr_schedule", "bogus"), ("n_mc", 0),
-                     ("divergence", "bogus"), ("init_std", 0.0)],
+                     ("n_samples", 0), ("lr_schedule", "bogus")],
     "ensemble": [("learning_rate", 0.0), ("n_iter", 0), ("n_estimators", 0),
                  ("lr_schedule", "bogus")],
 }
+METHOD_BAD = [("n_mc", 0), ("divergence", "bogus"), ("init_std", 0.0), ("beta", -1.0),
+              ("w2_reduction", "bogus"), ("aggregate", "bogus"), ("n_particles", 1),
+              ("kl_scale", "bogus"), ("ssge_threshold", 0.0)]
+"""Bad values of method-specific parameters, tried on the estimators that have them."""
 REGRESSION_BAD = [("noise_std", -1.0), ("noise_std", "bogus"), ("normalize_y", "yes")]
 FUNCTIONAL_BAD = [
     ("kernel", "bogus"),
@@ -332,6 +337,8 @@ def _bad_param_cases():
         cases = COMMON_BAD + FAMILY_BAD[family_of(cls)]
         cases += REGRESSION_BAD if is_regressor(cls()) else []
         cases += FUNCTIONAL_BAD if is_functional(cls) else [("prior_std", 0.0)]
+        own = {p.name for p in method_params(method_of(cls), "regression")}
+        cases += [(name, value) for name, value in METHOD_BAD if name in own]
         for name, value in cases:
             yield pytest.param(cls, name, value, id=f"{cls.__name__}-{name}={value!r}")
 

@@ -152,3 +152,53 @@ def test_barycenter_validates_weights_and_warns_without_convergence():
         gaussian_barycenter(means, covs, torch.tensor([1.0, -1.0], dtype=F64))
     with pytest.warns(Warning, match="did not converge"):
         gaussian_barycenter(means, covs, max_iter=1, tol=0.0)
+
+
+# ----------------------------------------------------- low-rank form, sqrtm gradient
+@pytest.mark.parametrize("rank", [2, 6, 12])
+def test_factor_form_equals_the_full_form(rank):
+    from skfbnn.stats.wasserstein import gaussian_w2_factor
+
+    gen = torch.Generator().manual_seed(rank)
+    A = torch.randn(3, 6, rank, generator=gen, dtype=F64)
+    C2 = _spd(6, rank)
+    m1, m2 = torch.randn(3, 6, generator=gen, dtype=F64), torch.randn(6, dtype=F64)
+    got = gaussian_w2_factor(m1, A, m2, torch.linalg.cholesky(C2))
+    expected = [_reference_w2sq(m1[i].numpy(), (A[i] @ A[i].T).numpy(), m2.numpy(),
+                                C2.numpy()) for i in range(3)]
+    # A rank-deficient A A^T costs the eigh reference sqrt(eps) on its zero eigenvalues.
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-9 if rank >= 6 else 1e-7)
+
+
+@pytest.mark.parametrize("matrix", ["spd", "identity", "rank_deficient"])
+def test_sqrtm_gradient_is_finite_and_correct(matrix):
+    if matrix == "spd":
+        C = _spd(4, 0)
+    elif matrix == "identity":
+        C = torch.eye(4, dtype=F64)  # repeated eigenvalues: eigh's own backward gives NaN
+    else:
+        B = torch.randn(4, 2, generator=torch.Generator().manual_seed(0), dtype=F64)
+        C = B @ B.T + 1e-3 * torch.eye(4, dtype=F64)
+    C = C.requires_grad_(True)
+    # symmetric perturbations only: the square root is defined on symmetric matrices
+    assert torch.autograd.gradcheck(lambda c: sqrtm_psd(0.5 * (c + c.T)), (C,))
+
+
+def test_barycenter_step_leaves_the_barycenter_fixed():
+    from skfbnn.stats.wasserstein import barycenter_step
+
+    covs = torch.stack([_spd(5, s, cond=30.0) for s in range(4)])
+    w = torch.full((4,), 0.25, dtype=F64)
+    _, S = gaussian_barycenter(torch.zeros(4, 5, dtype=F64), covs, tol=1e-13, max_iter=500)
+    torch.testing.assert_close(barycenter_step(S, covs, w), S, rtol=1e-9, atol=1e-10)
+
+
+def test_barycenter_is_batched_over_independent_problems():
+    covs = torch.stack([torch.stack([_spd(4, 10 * b + s, cond=20.0) for b in range(2)])
+                        for s in range(3)])  # (k=3 members, 2 problems, 4, 4)
+    means = torch.randn(3, 2, 4, generator=torch.Generator().manual_seed(0), dtype=F64)
+    mean, S = gaussian_barycenter(means, covs, tol=1e-12)
+    for b in range(2):
+        m_b, S_b = gaussian_barycenter(means[:, b], covs[:, b], tol=1e-12)
+        torch.testing.assert_close(mean[b], m_b)
+        torch.testing.assert_close(S[b], S_b, rtol=1e-8, atol=1e-10)

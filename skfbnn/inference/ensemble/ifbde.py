@@ -33,7 +33,7 @@ the members' mixture, as for the deep ensemble.
 from __future__ import annotations
 
 from functools import partial
-from numbers import Real
+from numbers import Integral, Real
 from typing import NamedTuple
 
 import torch
@@ -61,6 +61,9 @@ HYPER = (
     param("w2_reduction", "sum", [StrOptions({"sum", "mean"})], "str",
           "'sum': the squared distance between the Gaussians on the measurement set; "
           "'mean': divided by the number of measurement points (per-point scale)."),
+    param("n_measurement_points", 32, [Interval(Integral, 1, None, closed="left")], "int",
+          "Size of the measurement set redrawn at every step (each step computes a "
+          "barycenter of n_estimators covariances of this size, by eigendecompositions)."),
     param("aggregate", "barycenter", [StrOptions({"barycenter", "average"})], "str",
           "How the members' linearised Gaussians are combined: their 2-Wasserstein "
           "'barycenter' or the plain 'average' of means and covariances."),
@@ -109,21 +112,18 @@ def aggregate_w2(means: Tensor, covs: Tensor, measure, aggregate: str) -> Tensor
     """
     C, k, M = means.shape
     mean = means.mean(0).to(measure.mean.dtype)
-    total = means.new_zeros(())
     weights = torch.full((C,), 1.0 / C, dtype=covs.dtype, device=covs.device)
+    if aggregate == "average":
+        cov = covs.mean(0)
+    else:  # all outputs at once: (C, k, M, M) is k problems of C members
+        with torch.no_grad():
+            _, fixed = gaussian_barycenter(means, covs, max_iter=_BARYCENTER_ITER,
+                                           tol=_BARYCENTER_TOL, warn=False)
+        cov = barycenter_step(fixed, covs, weights)
     eye = torch.eye(M, dtype=covs.dtype, device=covs.device)
-    for o in range(k):
-        if aggregate == "average":
-            cov = covs[:, o].mean(0)
-        else:
-            with torch.no_grad():
-                _, fixed = gaussian_barycenter(means[:, o], covs[:, o], max_iter=_BARYCENTER_ITER,
-                                               tol=_BARYCENTER_TOL, warn=False)
-            cov = barycenter_step(fixed, covs[:, o], weights)
-        chol = torch.linalg.cholesky(cov + 1e-10 * cov.diagonal().mean() * eye)
-        chol = chol.to(measure.chol.dtype)
-        total = total + gaussian_w2_factor(mean[o], chol, measure.mean[o], measure.chol[o])
-    return total
+    jitter = 1e-10 * cov.diagonal(dim1=-2, dim2=-1).mean(-1)[..., None, None]
+    chol = torch.linalg.cholesky(cov + jitter * eye).to(measure.chol.dtype)
+    return gaussian_w2_factor(mean, chol, measure.mean, measure.chol).sum()
 
 
 def update(

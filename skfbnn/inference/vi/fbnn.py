@@ -61,6 +61,9 @@ HYPER = (
           "SSGE keeps the fewest eigenfunctions holding this share of the kernel spectrum."),
     param("init_std", 1e-2, [Interval(Real, 0, None, closed="neither")], "float",
           "Initial standard deviation of every variational factor."),
+    param("n_measurement_points", 20, [Interval(Integral, 1, None, closed="left")], "int",
+          "Size of the measurement set redrawn at every step (the reference code uses the "
+          "minibatch plus 5 random points on UCI, 20-40 points on its toy problems)."),
 )
 """Estimator parameters of this method (beyond its family's and its prior's)."""
 

@@ -1,0 +1,80 @@
+"""Cost per iteration of fBNN and ifBNN against Bayes by backprop, ifBDE against the deep ensemble.
+
+Each estimator is fitted at its defaults (``device="cpu"``, ``min_epochs=0`` so that
+``n_iter`` alone sets the run length) on the training rows of split 0 of UCI Boston Housing
+(455 x 13, inputs standardised) with ``n_iter = k`` and ``n_iter = 2k``; the time per
+iteration is the slope ``(t(2k) - t(k)) / k``, so one-off costs (the GP pre-fit, validation,
+diagnostics, the prediction draws) cancel. All fits of a repeat take turns (order reversed on
+odd repeats) so that load from other processes falls on all of them alike; the ratios are
+medians over repeats of the per-repeat ratios.
+
+Usage: python benchmarks/bench_functional_vi.py [--k 400] [--repeats 3] [--data-home ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+import torch
+
+from skfbnn import (
+    BBBRegressor,
+    DeepEnsembleRegressor,
+    FBNNRegressor,
+    IFBDERegressor,
+    IFBNNRegressor,
+)
+from skfbnn.datasets import load_uci_split
+
+ESTIMATORS = {"bbb": BBBRegressor, "fbnn": FBNNRegressor, "ifbnn": IFBNNRegressor,
+              "ensemble": DeepEnsembleRegressor, "ifbde": IFBDERegressor}
+PAIRS = [("fbnn", "bbb"), ("ifbnn", "bbb"), ("ifbde", "ensemble")]
+
+
+def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
+    X, _, y, _ = load_uci_split("boston", 0, data_home=data_home)
+    std = X.std(0)
+    return (X - X.mean(0)) / np.where(std > 0, std, 1.0), y
+
+
+def seconds(name: str, n_iter: int, seed: int, X, y) -> float:
+    est = ESTIMATORS[name](n_iter=n_iter, min_epochs=0, random_state=seed, device="cpu")
+    start = time.perf_counter()
+    est.fit(X, y)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--k", type=int, default=400)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--data-home", default=None)
+    args = parser.parse_args()
+    X, y = boston(args.data_home)
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+          f"{torch.get_num_threads()} threads; Boston split 0, {X.shape}; k = {args.k}")
+    for name in ESTIMATORS:  # warm-up: imports, first-call overheads
+        seconds(name, 20, 0, X, y)
+    slopes: dict[str, list[float]] = {name: [] for name in ESTIMATORS}
+    for rep in range(args.repeats):
+        names = list(ESTIMATORS) if rep % 2 == 0 else list(ESTIMATORS)[::-1]
+        for name in names:
+            short = seconds(name, args.k, rep, X, y)
+            long = seconds(name, 2 * args.k, rep, X, y)
+            slopes[name].append((long - short) / args.k)
+        print(f"repeat {rep}: " + ", ".join(f"{n} {1e3 * s[-1]:.2f} ms/it"
+                                            for n, s in slopes.items()), flush=True)
+    print("\n| ratio | per-iteration time (ms) | median ratio | per-repeat ratios |")
+    print("|---|---|---|---|")
+    for new, base in PAIRS:
+        ratios = np.array(slopes[new]) / np.array(slopes[base])
+        print(f"| {new} / {base} | {1e3 * np.median(slopes[new]):.2f} / "
+              f"{1e3 * np.median(slopes[base]):.2f} | {np.median(ratios):.2f} | "
+              f"{', '.join(f'{r:.2f}' for r in ratios)} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""ifBDE: beta = 0 is the deep ensemble; members' Gaussians and the barycenter against
+closed forms (TESTING.md 1.7, 1.8)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pytest
+import torch
+
+from skfbnn.inference.ensemble import deep_ensemble, ifbde
+from skfbnn.inference.types import BayesProblem
+from skfbnn.likelihoods import HeteroscedasticGaussianLikelihood
+from skfbnn.nn.functional import init_params, make_forward
+from skfbnn.nn.jacobian import mlp_jacobian
+from skfbnn.nn.mlp import build_mlp
+from skfbnn.priors.functional import FunctionalPrior, FunctionPrior, MeasurementDraw
+from skfbnn.priors.weight import WeightPrior
+from skfbnn.stats.wasserstein import gaussian_barycenter, gaussian_w2
+
+F64 = torch.float64
+NUGGET = 0.1
+
+
+def _draw(M=5, seed=3, n_out=1):
+    gen = torch.Generator().manual_seed(seed)
+    xm = torch.randn(M, 2, generator=gen, dtype=F64)
+    K = torch.exp(-0.5 * torch.cdist(xm, xm).pow(2)) + NUGGET * torch.eye(M, dtype=F64)
+    return MeasurementDraw(xm, 0.2 * torch.randn(n_out, M, generator=gen, dtype=F64),
+                           torch.linalg.cholesky(K).expand(n_out, M, M)), K
+
+
+def _problem(net, likelihood, n=20):
+    prior = FunctionPrior(FunctionalPrior(None, None, NUGGET))
+    return BayesProblem(make_forward(net), likelihood, prior, n,
+                        jacobian=partial(mlp_jacobian, net))
+
+
+def test_beta_zero_is_the_deep_ensemble_step_for_step():
+    gen = torch.Generator().manual_seed(0)
+    net = build_mlp(2, 2, (6,), "tanh")
+    likelihood = HeteroscedasticGaussianLikelihood()
+    problem = _problem(net, likelihood)
+    params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
+    ours = ifbde.build(problem, learning_rate=lambda t: 1e-2, prior_std=1.0, beta=0.0)
+    theirs = deep_ensemble.build(
+        BayesProblem(problem.forward, likelihood, WeightPrior(1.0), 20),
+        learning_rate=lambda t: 1e-2)
+    a, b = ours.init(params), theirs.init(params)
+    draw, _ = _draw()
+    for _ in range(5):
+        x = torch.randn(3, 8, 2, generator=gen, dtype=F64)
+        batch = {"x": x, "y": torch.sin(x[..., :1]), "measure": draw}
+        a, _ = ours.update(a, batch, gen)
+        b, _ = theirs.update(b, {**batch, "measure": None}, gen)
+    for k in params:
+        torch.testing.assert_close(a.params[k], b.params[k], rtol=0, atol=0)
+
+
+def test_members_without_hidden_layer_are_the_bayesian_linear_regression_posterior():
+    """f = Phi w with w ~ N(0, s^2 I): conditioning on n points with noise nu gives
+    Phi_M (I / s^2 + Phi_B^T Phi_B / nu)^{-1} Phi_M^T (plus nu I, the nugget)."""
+    gen = torch.Generator().manual_seed(1)
+    net = build_mlp(2, 1, (), "tanh")
+    problem = _problem(net, HeteroscedasticGaussianLikelihood())
+    params = init_params(net, 2, gen, device=torch.device("cpu"), dtype=F64)
+    x = torch.randn(2, 7, 2, generator=gen, dtype=F64)
+    draw, _ = _draw()
+    s = 1.7
+    means, covs = ifbde.member_covariances(problem, params, x, draw.x, 1, s, NUGGET)
+    phi_m = torch.cat([draw.x, torch.ones(5, 1, dtype=F64)], 1)
+    for c in range(2):
+        phi_b = torch.cat([x[c], torch.ones(7, 1, dtype=F64)], 1)
+        precision = torch.eye(3, dtype=F64) / s**2 + phi_b.T @ phi_b / NUGGET
+        exact = phi_m @ torch.linalg.solve(precision, phi_m.T) + NUGGET * torch.eye(5, dtype=F64)
+        torch.testing.assert_close(covs[c, 0], exact, rtol=1e-9, atol=1e-11)
+        w = torch.cat([params["0.weight"][c].reshape(-1), params["0.bias"][c]])
+        torch.testing.assert_close(means[c, 0], phi_m @ w)
+
+
+@pytest.mark.parametrize("aggregate", ["barycenter", "average"])
+def test_identical_members_aggregate_to_themselves(aggregate):
+    draw, K = _draw()
+    gen = torch.Generator().manual_seed(2)
+    B = torch.randn(5, 5, generator=gen, dtype=F64)
+    cov = B @ B.T + 0.1 * torch.eye(5, dtype=F64)
+    mean = torch.randn(5, generator=gen, dtype=F64)
+    got = ifbde.aggregate_w2(mean.expand(4, 1, 5), cov.expand(4, 1, 5, 5), draw, aggregate)
+    expected = gaussian_w2(mean, cov, draw.mean[0], K, squared=True)
+    assert float(got) == pytest.approx(float(expected), rel=1e-8)
+
+
+def test_barycenter_aggregate_is_the_w2_of_the_converged_barycenter():
+    draw, K = _draw()
+    gen = torch.Generator().manual_seed(4)
+    B = torch.randn(3, 5, 5, generator=gen, dtype=F64)
+    covs = (B @ B.transpose(1, 2) + 0.2 * torch.eye(5, dtype=F64)).unsqueeze(1)
+    means = torch.randn(3, 1, 5, generator=gen, dtype=F64)
+    got = ifbde.aggregate_w2(means, covs, draw, "barycenter")
+    mean, S = gaussian_barycenter(means[:, 0], covs[:, 0], tol=1e-13, max_iter=500)
+    expected = gaussian_w2(mean, S, draw.mean[0], K, squared=True)
+    assert float(got) == pytest.approx(float(expected), rel=1e-6)
+    average = ifbde.aggregate_w2(means, covs, draw, "average")
+    assert float(average) != pytest.approx(float(got), rel=1e-3)  # they do differ
+
+
+def test_the_regulariser_reaches_every_member():
+    gen = torch.Generator().manual_seed(5)
+    net = build_mlp(2, 1, (4,), "tanh")
+    problem = _problem(net, HeteroscedasticGaussianLikelihood())
+    params = {k: v.requires_grad_(True) for k, v in
+              init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64).items()}
+    draw, _ = _draw()
+    x = torch.randn(3, 6, 2, generator=gen, dtype=F64)
+    means, covs = ifbde.member_covariances(problem, params, x, draw.x, 1, 1.0, NUGGET)
+    w2 = ifbde.aggregate_w2(means, covs, draw, "barycenter")
+    grad = torch.autograd.grad(w2, params["0.weight"])[0]
+    assert bool((grad.reshape(3, -1).abs().sum(1) > 0).all())
+    assert bool(torch.isfinite(grad).all())
