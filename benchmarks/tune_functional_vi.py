@@ -106,7 +106,7 @@ def main() -> None:
         for rec in Parallel(n_jobs=args.n_jobs, return_as="generator")(
             delayed(validate)(d, m, s, args.data_home, p) for d, m, s, p in jobs
         ):
-            append_record(args.out, rec)
+            append_record(out, rec)
             print(rec, flush=True)
         records = read_records([out])
     summarise(records, args.methods)
