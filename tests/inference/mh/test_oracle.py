@@ -117,3 +117,29 @@ def test_marginal_conditional_and_joint_samplers_agree(cls):
 def test_marginal_vs_joint_oracle_detects_a_different_noise():
     z = _marginal_vs_joint(PCNRegressor, 800, noise_factor=1.5)
     assert np.abs(z).max() > z_critical(len(z)), z
+
+
+@pytest.mark.parametrize("cls", [PCNRegressor, MALARegressor])
+def test_learned_noise_matches_its_exact_marginal_posterior(cls):
+    """No hidden layer, sampled noise: the posterior of log sigma is one-dimensional,
+    ``p(s) N(y; 0, exp(2s) I + Psi Psi^T)``, integrated on a grid; the draws' mean and
+    second moment of log sigma match it within MCSE z-scores."""
+    from scipy.stats import multivariate_normal, norm
+
+    from skfbnn.likelihoods import NOISE_PRIOR_LOC, NOISE_PRIOR_SCALE
+
+    X, y = _data(n=30)
+    P = np.column_stack([X / math.sqrt(2), np.full(len(X), 0.1)])
+    grid = np.linspace(-3.0, 1.0, 2001)
+    log_post = np.array([norm.logpdf(s, NOISE_PRIOR_LOC, NOISE_PRIOR_SCALE)
+                         + multivariate_normal.logpdf(y, cov=np.exp(2 * s) * np.eye(30)
+                                                      + P @ P.T) for s in grid])
+    w = np.exp(log_post - log_post.max())
+    w /= w.sum()
+    mean = (w * grid).sum()
+    var = (w * (grid - mean) ** 2).sum()
+    est = cls(hidden_layer_sizes=(), normalize_y=False, n_chains=4, n_burnin=300,
+              n_samples=1000, thinning=1, random_state=0, device="cpu").fit(X, y)
+    s = est.posterior_.draws["log_noise"][..., 0].numpy()[..., None]
+    z = _z_scores(s, np.array([mean]), np.array([var]))
+    assert np.abs(z).max() < z_critical(len(z)), (z, mean, var)
