@@ -162,11 +162,13 @@ def update(
 def build(
     problem: BayesProblem, *, learning_rate: Schedule, prior_std: float | None = 1.0,
     beta: float = 1.0, w2_reduction: str = "sum", aggregate: str = "barycenter",
+    n_measurement_points: int | None = None,
 ) -> Transform:
     """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian).
 
     The members' own objective is the deep ensemble's: the likelihood plus, with
-    ``prior_std``, an isotropic Gaussian weight prior.
+    ``prior_std``, an isotropic Gaussian weight prior. ``n_measurement_points`` is consumed
+    by the estimator, which builds the prior.
     """
     check_functional(problem, "ifBDE")
     members = BayesProblem(problem.forward, problem.likelihood,

@@ -36,6 +36,7 @@ from functools import partial
 from numbers import Integral, Real
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -47,7 +48,7 @@ from ..hyper import param
 from ..types import Batch, BayesProblem, Schedule, Transform
 from .meanfield import MeanFieldState, ascend, draw, init, split
 
-__all__ = ["HYPER", "FBNNInfo", "update", "build", "kl_surrogate"]
+__all__ = ["HYPER", "FBNNInfo", "update", "build", "kl_surrogate", "implicit_prior_draws"]
 
 HYPER = (
     param("n_particles", 32, [Interval(Integral, 2, None, closed="left")], "int",
@@ -61,6 +62,18 @@ HYPER = (
           "SSGE keeps the fewest eigenfunctions holding this share of the kernel spectrum."),
     param("init_std", 1e-2, [Interval(Real, 0, None, closed="neither")], "float",
           "Initial standard deviation of every variational factor."),
+    param("ssge_bandwidth", None, [None, StrOptions({"median"})], "None or 'median'",
+          "SSGE kernel bandwidth: None, one per dimension by the median heuristic (the "
+          "reference code's); 'median', one isotropic bandwidth (more accurate on isotropic "
+          "targets and for an implicit prior's score away from its draws, "
+          "``tests/inference/vi/test_fbnn.py``)."),
+    param("prior_sampler", None, [None, callable], "callable or None",
+          "An implicit prior over functions instead of the GP: ``prior_sampler(X, n, rng)`` "
+          "returns ``n`` function draws at the inputs ``X (M, d)`` (an array ``(n, M)`` or "
+          "``(n, M, n_outputs)``, in standardised target units for regression; ``rng`` a "
+          "``numpy.random.Generator``); the cross-entropy gradient is then estimated by SSGE "
+          "from these draws too (the paper's piecewise priors, ``skfbnn.priors.implicit``). "
+          "None: the GP prior."),
     param("n_measurement_points", 20, [Interval(Integral, 1, None, closed="left")], "int",
           "Size of the measurement set redrawn at every step (the reference code uses the "
           "minibatch plus 5 random points on UCI, 20-40 points on its toy problems)."),
@@ -76,23 +89,50 @@ class FBNNInfo(NamedTuple):
     grad_norm: Tensor
 
 
-def kl_surrogate(noisy: Tensor, measure, threshold: float) -> Tensor:
+def kl_surrogate(noisy: Tensor, measure, threshold: float, prior_draws: Tensor | None = None,
+                 bandwidth: str | None = None) -> Tensor:
     """``-H_sur + CE`` per set from noisy measurement values ``noisy (C, S, M, k)``.
 
     The gradient of ``H_sur`` with respect to the values is the SSGE estimate
-    of the entropy gradient; ``CE`` is the exact Gaussian cross-entropy.
+    of the entropy gradient; ``CE`` is the exact Gaussian cross-entropy, or,
+    given draws of an implicit prior ``prior_draws (P, M, k)``, the surrogate
+    ``-mean_s sum_d sg(g_p(f~_s))_d f~_sd`` whose gradient is SSGE's estimate of
+    the cross-entropy gradient (``g_p`` the prior's score from its draws).
     """
     C, S = noisy.shape[:2]
     values = noisy.to(measure.chol.dtype)
     flat = values.reshape(C, S, -1)
-    score = torch.stack([ssge_score(flat[c].detach(), threshold=threshold) for c in range(C)])
+    score = torch.stack([ssge_score(flat[c].detach(), threshold=threshold, bandwidth=bandwidth)
+                         for c in range(C)])
     entropy = -(score * flat).sum(-1).mean(1)
-    ce = -FunctionalPrior.log_prob(values.reshape(C * S, *values.shape[2:]), measure)
-    return -entropy + ce.reshape(C, S).mean(1)
+    if prior_draws is None:
+        ce = -FunctionalPrior.log_prob(values.reshape(C * S, *values.shape[2:]), measure)
+        return -entropy + ce.reshape(C, S).mean(1)
+    prior_flat = prior_draws.reshape(prior_draws.shape[0], -1).to(flat.dtype)
+    prior_score = torch.stack([ssge_score(prior_flat, flat[c].detach(), threshold=threshold,
+                                          bandwidth=bandwidth) for c in range(C)])
+    return -entropy - (prior_score * flat).sum(-1).mean(1)
+
+
+def implicit_prior_draws(sampler, x: Tensor, n: int, n_out: int, nugget: float,
+                         gen: torch.Generator) -> Tensor:
+    """``n`` draws ``(n, M, n_out)`` of ``sampler`` at ``x``, with the injected noise."""
+    seed = int(torch.randint(2**62, (1,), generator=gen, device=gen.device))
+    draws = sampler(x.detach().cpu().numpy(), n, np.random.default_rng(seed))
+    draws = torch.as_tensor(np.asarray(draws, dtype=float), dtype=torch.float64)
+    if draws.dim() == 2:
+        draws = draws.unsqueeze(-1)
+    if draws.shape != (n, x.shape[0], n_out):
+        raise ValueError(f"prior_sampler must return {n} draws at {x.shape[0]} inputs "
+                         f"(shape ({n}, {x.shape[0]}) or ({n}, {x.shape[0]}, {n_out})). "
+                         f"Got shape {tuple(draws.shape)}.")
+    noise = torch.randn(draws.shape, generator=gen, device=gen.device, dtype=torch.float64)
+    return draws.to(gen.device) + math.sqrt(nugget) * noise
 
 
 def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem,
-               n_particles: int, kl_scale: str, threshold: float):
+               n_particles: int, kl_scale: str, threshold: float, prior_sampler=None,
+               bandwidth: str | None = None):
     mean, std = split(variational)
     C, S = next(iter(mean.values())).shape[0], n_particles
     draws = draw(mean, std, gen, S)
@@ -110,7 +150,9 @@ def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem,
     nugget = problem.prior.functional.nugget
     noise = torch.randn(f_m.shape, generator=gen, device=f_m.device, dtype=f_m.dtype)
     noisy = (f_m + math.sqrt(nugget) * noise).reshape(C, S, *f_m.shape[1:])
-    kl = kl_surrogate(noisy, measure, threshold).to(loglik.dtype)
+    prior_draws = None if prior_sampler is None else implicit_prior_draws(
+        prior_sampler, measure.x, S, k, nugget, gen)
+    kl = kl_surrogate(noisy, measure, threshold, prior_draws, bandwidth).to(loglik.dtype)
     N = problem.n_data
     noise_prior = problem.likelihood.log_prior(mean)
     if kl_scale == "batch":
@@ -123,10 +165,12 @@ def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem,
 def update(
     state: MeanFieldState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
     learning_rate: Schedule, n_particles: int, kl_scale: str, ssge_threshold: float,
+    prior_sampler=None, ssge_bandwidth: str | None = None,
 ) -> tuple[MeanFieldState, FBNNInfo]:
     """One Adam step up the functional ELBO surrogate; pure."""
     objective = partial(_objective, problem=problem, n_particles=n_particles,
-                        kl_scale=kl_scale, threshold=ssge_threshold)
+                        kl_scale=kl_scale, threshold=ssge_threshold, prior_sampler=prior_sampler,
+                        bandwidth=ssge_bandwidth)
     state, value, (kl,), grad_norm = ascend(state, batch, gen, objective, learning_rate)
     return state, FBNNInfo(value, kl, grad_norm)
 
@@ -134,13 +178,20 @@ def update(
 def build(
     problem: BayesProblem, *, learning_rate: Schedule, n_particles: int = 32,
     kl_scale: str = "batch", ssge_threshold: float = 0.99, init_std: float = 1e-2,
+    prior_sampler=None, ssge_bandwidth: str | None = None,
+    n_measurement_points: int | None = None,
 ) -> Transform:
-    """Bind ``problem`` (which needs a :class:`~skfbnn.priors.functional.FunctionPrior`)."""
+    """Bind ``problem`` (which needs a :class:`~skfbnn.priors.functional.FunctionPrior`).
+
+    ``n_measurement_points`` is consumed by the estimator, which builds the prior; it is
+    accepted here so that a method's parameters all reach ``build``.
+    """
     if not isinstance(problem.prior, FunctionPrior):
         raise ValueError("fBNN needs a GP prior on functions (FunctionPrior). "
                          f"Got {type(problem.prior).__name__}.")
     return Transform(
         partial(init, init_std=init_std),
         partial(update, problem=problem, learning_rate=learning_rate,
-                n_particles=n_particles, kl_scale=kl_scale, ssge_threshold=ssge_threshold),
+                n_particles=n_particles, kl_scale=kl_scale, ssge_threshold=ssge_threshold,
+                prior_sampler=prior_sampler, ssge_bandwidth=ssge_bandwidth),
     )
