@@ -26,7 +26,7 @@ from torch import Tensor
 from .gaussian import jittered_cholesky
 
 __all__ = ["gaussian_w2", "gaussian_w2_factor", "gaussian_barycenter", "barycenter_step",
-           "sqrtm_psd"]
+           "nuclear_norm", "sqrtm_psd"]
 
 
 def _cholesky(C: Tensor) -> Tensor:
@@ -86,9 +86,28 @@ def gaussian_w2_factor(mean1: Tensor, factor1: Tensor, mean2: Tensor, chol2: Ten
     >>> float(gaussian_w2_factor(z, A, z + 3, L))  # 3**2 + (2 - 1)**2
     10.0
     """
-    cross = torch.linalg.svdvals(chol2.transpose(-1, -2) @ factor1).sum(-1)
+    cross = nuclear_norm(chol2.transpose(-1, -2) @ factor1)
     tr = factor1.pow(2).sum((-2, -1)) + chol2.pow(2).sum((-2, -1))
     return ((mean1 - mean2) ** 2).sum(-1) + (tr - 2 * cross).clamp_min(0.0)
+
+
+def nuclear_norm(B: Tensor, rcond: float = 1e-10) -> Tensor:
+    """Sum of the singular values of ``B (..., m, r)``, batched.
+
+    As ``sum sqrt(eigvalsh(G))`` of the smaller Gram matrix ``G`` (``B B^T`` or
+    ``B^T B``) when every eigenvalue exceeds ``rcond`` times the largest: one
+    ``min(m, r)``-square eigendecomposition instead of an SVD of the wide matrix
+    (13 ms -> about 2 ms for 100 x 850), with the finite gradient
+    ``G^{-1/2} B / 2`` there; otherwise (a rank-deficient ``B``, where the square
+    root's gradient blows up) by ``svdvals``, whose gradient ``U V^T`` stays finite.
+    """
+    G = B @ B.transpose(-1, -2) if B.shape[-2] <= B.shape[-1] else B.transpose(-1, -2) @ B
+    vals = torch.linalg.eigvalsh(G)
+    with torch.no_grad():
+        well_posed = bool((vals[..., 0] > rcond * vals[..., -1].clamp_min(1e-300)).all())
+    if well_posed:
+        return vals.sqrt().sum(-1)
+    return torch.linalg.svdvals(B).sum(-1)
 
 
 class _SqrtmPSD(torch.autograd.Function):
