@@ -33,10 +33,8 @@ def _grid(**axes) -> list[dict]:
 
 
 GRID = {
-    "ifbnn": _grid(beta=(0.1, 1.0), w2_reduction=("sum", "mean"),
-                   learning_rate=(3e-3, 1e-2)),
-    "fbnn": _grid(prior_nugget=(1e-2,), kl_scale=("batch", "full"),
-                  learning_rate=(3e-3, 1e-2)),
+    "ifbnn": _grid(beta=(0.1, 1.0), w2_reduction=("sum", "mean"), learning_rate=(3e-3,)),
+    "fbnn": _grid(prior_nugget=(1e-2,), kl_scale=("batch", "full"), learning_rate=(3e-3,)),
     "ifbde": _grid(beta=(0.1, 1.0), w2_reduction=("sum", "mean")),
 }
 DATASETS = ("yacht", "bostonHousing", "energy")
