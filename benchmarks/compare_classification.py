@@ -9,7 +9,8 @@ standard error over folds. Methods: the skfbnn classifiers at their defaults
 ``LogisticRegression``.
 
 Usage: python benchmarks/compare_classification.py \
-           --out benchmarks/results/classification/records.csv [--methods sghmc fsghmc]
+           --out benchmarks/results/classification/records.csv [--methods sghmc fsghmc] \
+           [--datasets digits] [--folds 2] [--no-baselines]
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ def make_model(name: str, seed: int, params: dict):
     return make_pipeline(StandardScaler(), est)
 
 
-def evaluate(name: str, dataset: str, params: dict) -> list[dict]:
+def evaluate(name: str, dataset: str, params: dict, n_folds: int = 5) -> list[dict]:
     X, y = DATASETS[dataset]()
     folds = StratifiedKFold(5, shuffle=True, random_state=0).split(X, y)
     records = []
     for k, (train, test) in enumerate(folds):
+        if k >= n_folds:
+            break
         model = make_model(name, k, params)
         start = time.perf_counter()
         model.fit(X[train], y[train])
@@ -96,6 +99,9 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--label", default="", help="suffix for the method names")
     parser.add_argument("--params", default="{}", help="JSON method_params for skfbnn")
+    parser.add_argument("--folds", type=int, default=5,
+                        help="evaluate only the first FOLDS of the 5 folds (cost)")
+    parser.add_argument("--no-baselines", action="store_true")
     args = parser.parse_args()
     import json
 
@@ -104,12 +110,12 @@ def main() -> None:
     done = set()
     if out.exists():
         done = {(r["dataset"], r["method"]) for r in read_records([out])}
-    for name in [*args.methods, *BASELINES]:
+    for name in [*args.methods, *([] if args.no_baselines else BASELINES)]:
         label = name + args.label if name not in BASELINES else name
         for dataset in args.datasets:
             if (dataset, label) in done:
                 continue
-            for rec in evaluate(name, dataset, params):
+            for rec in evaluate(name, dataset, params, args.folds):
                 append_record(out, {**rec, "method": label})
             print(dataset, label, flush=True)
     print(table([r for r in read_records([out]) if r["dataset"] in args.datasets]))
