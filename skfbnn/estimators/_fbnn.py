@@ -87,6 +87,11 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         n_outputs)``, in standardised target units for regression; ``rng`` a
         ``numpy.random.Generator``); the cross-entropy gradient is then estimated by SSGE from these
         draws too (the paper's piecewise priors, ``skfbnn.priors.implicit``). None: the GP prior.
+    prior_nugget : 'noise' or float, default=0.01
+        Variance of the function noise injected into both the network's and the prior's function
+        values (standardised target units; the reference code's 0.01 std is 1e-4). 'noise' uses the
+        pre-fitted GP's observation-noise variance: so much injected noise swamps the entropy of
+        q(f), and the weight variances collapse (1-D example: epistemic std 0.01 everywhere).
     n_measurement_points : int, default=20
         Size of the measurement set redrawn at every step (the reference code uses the minibatch
         plus 5 random points on UCI, 20-40 points on its toy problems).
@@ -104,12 +109,6 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         widened training box.
     measurement_margin : float, default=0.1
         Relative widening of the training box on each side.
-    prior_nugget : 'noise' or float, default='noise'
-        Variance added to the diagonal of the prior covariance at the measurement points
-        (standardised target units). 'noise' uses the observation-noise variance of the pre-fitted
-        GP (for classification the Dirichlet GP's per-class mean noise of the transformed labels),
-        floored at 1% of the prior variance. A small nugget makes the prior very stiff in low
-        dimensions and needs a much smaller step_size (docs/user_guide.md).
 
     Attributes
     ----------
@@ -163,13 +162,13 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         init_std=0.01,
         ssge_bandwidth=None,
         prior_sampler=None,
+        prior_nugget=0.01,
         n_measurement_points=20,
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
         measurement_train_fraction=0.5,
         measurement_margin=0.1,
-        prior_nugget='noise',
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -191,13 +190,13 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         self.init_std = init_std
         self.ssge_bandwidth = ssge_bandwidth
         self.prior_sampler = prior_sampler
+        self.prior_nugget = prior_nugget
         self.n_measurement_points = n_measurement_points
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean
         self.measurement_train_fraction = measurement_train_fraction
         self.measurement_margin = measurement_margin
-        self.prior_nugget = prior_nugget
     # END GENERATED __init__
 
 
@@ -260,6 +259,11 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         n_outputs)``, in standardised target units for regression; ``rng`` a
         ``numpy.random.Generator``); the cross-entropy gradient is then estimated by SSGE from these
         draws too (the paper's piecewise priors, ``skfbnn.priors.implicit``). None: the GP prior.
+    prior_nugget : 'noise' or float, default=0.01
+        Variance of the function noise injected into both the network's and the prior's function
+        values (standardised target units; the reference code's 0.01 std is 1e-4). 'noise' uses the
+        pre-fitted GP's observation-noise variance: so much injected noise swamps the entropy of
+        q(f), and the weight variances collapse (1-D example: epistemic std 0.01 everywhere).
     n_measurement_points : int, default=20
         Size of the measurement set redrawn at every step (the reference code uses the minibatch
         plus 5 random points on UCI, 20-40 points on its toy problems).
@@ -277,12 +281,6 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         widened training box.
     measurement_margin : float, default=0.1
         Relative widening of the training box on each side.
-    prior_nugget : 'noise' or float, default='noise'
-        Variance added to the diagonal of the prior covariance at the measurement points
-        (standardised target units). 'noise' uses the observation-noise variance of the pre-fitted
-        GP (for classification the Dirichlet GP's per-class mean noise of the transformed labels),
-        floored at 1% of the prior variance. A small nugget makes the prior very stiff in low
-        dimensions and needs a much smaller step_size (docs/user_guide.md).
 
     Examples
     --------
@@ -318,13 +316,13 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         init_std=0.01,
         ssge_bandwidth=None,
         prior_sampler=None,
+        prior_nugget=0.01,
         n_measurement_points=20,
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
         measurement_train_fraction=0.5,
         measurement_margin=0.1,
-        prior_nugget='noise',
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -344,11 +342,11 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         self.init_std = init_std
         self.ssge_bandwidth = ssge_bandwidth
         self.prior_sampler = prior_sampler
+        self.prior_nugget = prior_nugget
         self.n_measurement_points = n_measurement_points
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean
         self.measurement_train_fraction = measurement_train_fraction
         self.measurement_margin = measurement_margin
-        self.prior_nugget = prior_nugget
     # END GENERATED __init__

@@ -74,6 +74,13 @@ HYPER = (
           "``numpy.random.Generator``); the cross-entropy gradient is then estimated by SSGE "
           "from these draws too (the paper's piecewise priors, ``skfbnn.priors.implicit``). "
           "None: the GP prior."),
+    param("prior_nugget", 1e-2, [StrOptions({"noise"}), Interval(Real, 0, None, closed="left")],
+          "'noise' or float",
+          "Variance of the function noise injected into both the network's and the prior's "
+          "function values (standardised target units; the reference code's 0.01 std is "
+          "1e-4). 'noise' uses the pre-fitted GP's observation-noise variance: so much "
+          "injected noise swamps the entropy of q(f), and the weight variances collapse "
+          "(1-D example: epistemic std 0.01 everywhere)."),
     param("n_measurement_points", 20, [Interval(Integral, 1, None, closed="left")], "int",
           "Size of the measurement set redrawn at every step (the reference code uses the "
           "minibatch plus 5 random points on UCI, 20-40 points on its toy problems)."),
@@ -179,12 +186,13 @@ def build(
     problem: BayesProblem, *, learning_rate: Schedule, n_particles: int = 32,
     kl_scale: str = "batch", ssge_threshold: float = 0.99, init_std: float = 1e-2,
     prior_sampler=None, ssge_bandwidth: str | None = None,
-    n_measurement_points: int | None = None,
+    n_measurement_points: int | None = None, prior_nugget=None,
 ) -> Transform:
     """Bind ``problem`` (which needs a :class:`~skfbnn.priors.functional.FunctionPrior`).
 
-    ``n_measurement_points`` is consumed by the estimator, which builds the prior; it is
-    accepted here so that a method's parameters all reach ``build``.
+    ``n_measurement_points`` and ``prior_nugget`` are consumed by the estimator, which
+    builds the prior; they are accepted here so that a method's parameters all reach
+    ``build``.
     """
     if not isinstance(problem.prior, FunctionPrior):
         raise ValueError("fBNN needs a GP prior on functions (FunctionPrior). "
