@@ -46,7 +46,8 @@ from ...priors.functional import FunctionalPrior, FunctionPrior
 from ...stats.ssge import ssge_score
 from ..hyper import param
 from ..types import Batch, BayesProblem, Schedule, Transform
-from .meanfield import MeanFieldState, ascend, draw, init, split
+from .meanfield import MeanFieldState, ascend, draw, floor_noise, init, split
+from .meanfield import noise_floor as _noise_floor
 
 __all__ = ["HYPER", "FBNNInfo", "update", "build", "kl_surrogate", "implicit_prior_draws"]
 
@@ -60,6 +61,12 @@ HYPER = (
           "full-data ELBO, KL counted once per data set."),
     param("ssge_threshold", 0.99, [Interval(Real, 0, 1, closed="right")], "float",
           "SSGE keeps the fewest eigenfunctions holding this share of the kernel spectrum."),
+    param("noise_floor", "gp", [None, StrOptions({"gp"})], "'gp' or None",
+          "Regression with a learned noise: 'gp' keeps the noise std at least the pre-fitted "
+          "GP's noise std after every step (as the fBNN reference code does), so a network "
+          "that interpolates the training rows cannot shrink the predictive below the noise "
+          "the GP finds in the data (without it, Boston validation coverage 0.36); None: no "
+          "floor."),
     param("init_std", 1e-2, [Interval(Real, 0, None, closed="neither")], "float",
           "Initial standard deviation of every variational factor."),
     param("ssge_bandwidth", None, [None, StrOptions({"median"})], "None or 'median'",
@@ -172,21 +179,21 @@ def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem,
 def update(
     state: MeanFieldState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
     learning_rate: Schedule, n_particles: int, kl_scale: str, ssge_threshold: float,
-    prior_sampler=None, ssge_bandwidth: str | None = None,
+    prior_sampler=None, ssge_bandwidth: str | None = None, log_floor=None,
 ) -> tuple[MeanFieldState, FBNNInfo]:
     """One Adam step up the functional ELBO surrogate; pure."""
     objective = partial(_objective, problem=problem, n_particles=n_particles,
                         kl_scale=kl_scale, threshold=ssge_threshold, prior_sampler=prior_sampler,
                         bandwidth=ssge_bandwidth)
     state, value, (kl,), grad_norm = ascend(state, batch, gen, objective, learning_rate)
-    return state, FBNNInfo(value, kl, grad_norm)
+    return floor_noise(state, log_floor), FBNNInfo(value, kl, grad_norm)
 
 
 def build(
     problem: BayesProblem, *, learning_rate: Schedule, n_particles: int = 32,
     kl_scale: str = "batch", ssge_threshold: float = 0.99, init_std: float = 1e-2,
     prior_sampler=None, ssge_bandwidth: str | None = None,
-    n_measurement_points: int | None = None, prior_nugget=None,
+    n_measurement_points: int | None = None, prior_nugget=None, noise_floor: str | None = "gp",
 ) -> Transform:
     """Bind ``problem`` (which needs a :class:`~skfbnn.priors.functional.FunctionPrior`).
 
@@ -201,5 +208,6 @@ def build(
         partial(init, init_std=init_std),
         partial(update, problem=problem, learning_rate=learning_rate,
                 n_particles=n_particles, kl_scale=kl_scale, ssge_threshold=ssge_threshold,
-                prior_sampler=prior_sampler, ssge_bandwidth=ssge_bandwidth),
+                prior_sampler=prior_sampler, ssge_bandwidth=ssge_bandwidth,
+                log_floor=_noise_floor(problem, noise_floor)),
     )

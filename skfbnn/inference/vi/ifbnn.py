@@ -50,7 +50,8 @@ from ...stats.wasserstein import gaussian_w2_factor
 from ..hyper import param
 from ..types import Batch, BayesProblem, Schedule, Transform
 from .bbb import expected_log_likelihood
-from .meanfield import MeanFieldState, ascend, init, split
+from .meanfield import MeanFieldState, ascend, floor_noise, init, split
+from .meanfield import noise_floor as _noise_floor
 
 __all__ = ["HYPER", "IFBNNInfo", "update", "build", "linearized_w2", "check_functional"]
 
@@ -62,6 +63,12 @@ HYPER = (
     param("w2_reduction", "sum", [StrOptions({"sum", "mean"})], "str",
           "'sum': the squared distance between the Gaussians on the measurement set; "
           "'mean': divided by the number of measurement points (per-point scale)."),
+    param("noise_floor", "gp", [None, StrOptions({"gp"})], "'gp' or None",
+          "Regression with a learned noise: 'gp' keeps the noise std at least the pre-fitted "
+          "GP's noise std after every step (as the fBNN reference code does), so a network "
+          "that interpolates the training rows cannot shrink the predictive below the noise "
+          "the GP finds in the data (without it, Boston validation coverage 0.36); None: no "
+          "floor."),
     param("init_std", 1e-2, [Interval(Real, 0, None, closed="neither")], "float",
           "Initial standard deviation of every variational factor."),
 )
@@ -114,23 +121,23 @@ def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem,
 
 def update(
     state: MeanFieldState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
-    learning_rate: Schedule, n_mc: int, beta: float, w2_reduction: str,
+    learning_rate: Schedule, n_mc: int, beta: float, w2_reduction: str, log_floor=None,
 ) -> tuple[MeanFieldState, IFBNNInfo]:
     """One Adam step up the ifBNN objective; pure (``state`` is not modified)."""
     objective = partial(_objective, problem=problem, n_mc=n_mc, beta=beta,
                         reduction=w2_reduction)
     state, value, (w2,), grad_norm = ascend(state, batch, gen, objective, learning_rate)
-    return state, IFBNNInfo(value, w2, grad_norm)
+    return floor_noise(state, log_floor), IFBNNInfo(value, w2, grad_norm)
 
 
 def build(
     problem: BayesProblem, *, learning_rate: Schedule, n_mc: int = 1, beta: float = 1.0,
-    w2_reduction: str = "sum", init_std: float = 1e-2,
+    w2_reduction: str = "sum", init_std: float = 1e-2, noise_floor: str | None = "gp",
 ) -> Transform:
     """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian)."""
     check_functional(problem, "ifBNN")
     return Transform(
         partial(init, init_std=init_std),
         partial(update, problem=problem, learning_rate=learning_rate, n_mc=n_mc, beta=beta,
-                w2_reduction=w2_reduction),
+                w2_reduction=w2_reduction, log_floor=_noise_floor(problem, noise_floor)),
     )

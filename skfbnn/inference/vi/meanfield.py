@@ -18,11 +18,11 @@ import torch
 from torch import Tensor
 
 from ...nn.functional import Params
-from ...priors.weight import network_params
+from ...priors.weight import NOISE_KEY, network_params
 from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, Schedule
 
-__all__ = ["MeanFieldState", "init", "split", "draw", "ascend"]
+__all__ = ["MeanFieldState", "init", "split", "draw", "ascend", "noise_floor", "floor_noise"]
 
 
 class MeanFieldState(NamedTuple):
@@ -109,3 +109,22 @@ def ascend(
     value = value.detach()
     extras = tuple(e.detach() for e in extras)
     return MeanFieldState(mean, rho, adam, value, state.step + 1), value, extras, grad_norm
+
+
+def noise_floor(problem, kind: str | None) -> Tensor | None:
+    """``log`` of the pre-fitted GP's noise std per output for ``kind="gp"`` (regression with
+    a learned noise and a GP prior), else None."""
+    gp = getattr(problem.prior, "gp", None)
+    if kind != "gp" or gp is None or not getattr(problem.likelihood, "learned", False):
+        return None
+    std = gp.noise_std
+    return None if bool(torch.isnan(std).any()) else std.log()
+
+
+def floor_noise(state: MeanFieldState, log_floor: Tensor | None) -> MeanFieldState:
+    """``state`` with the learned log noise std raised to at least ``log_floor``."""
+    if log_floor is None or NOISE_KEY not in state.mean:
+        return state
+    noise = state.mean[NOISE_KEY]
+    raised = torch.maximum(noise, log_floor.to(noise.device, noise.dtype))
+    return state._replace(mean={**state.mean, NOISE_KEY: raised})
