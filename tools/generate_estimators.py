@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from skfbnn.estimators._params import Param, format_params  # noqa: E402
 
-MODULES = ["_sgld", "_sghmc", "_fsgld", "_fsghmc", "_variational", "_ensemble", "_pcn", "_pcnl", "_mala", "_fbnn", "_ifbnn",
-           "_ifbde", "_generic"]
+MODULES = ["_sgld", "_sghmc", "_fsgld", "_fsghmc", "_variational", "_ensemble",
+           "_pcn", "_pcnl", "_mala", "_fbnn", "_ifbnn", "_ifbde", "_generic"]
 BEGIN = "# BEGIN GENERATED __init__ (tools/generate_estimators.py)"
 END = "# END GENERATED __init__"
 INDENT = "    "
