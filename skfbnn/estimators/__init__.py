@@ -5,9 +5,6 @@ from ._fbnn import FBNNClassifier, FBNNRegressor
 from ._fsghmc import FunctionalSGHMCClassifier, FunctionalSGHMCRegressor
 from ._fsgld import FunctionalSGLDClassifier, FunctionalSGLDRegressor
 from ._generic import BayesianNetClassifier, BayesianNetRegressor
-from ._mala import MALAClassifier, MALARegressor
-from ._pcn import PCNClassifier, PCNRegressor
-from ._pcnl import PCNLClassifier, PCNLRegressor
 from ._ifbde import IFBDEClassifier, IFBDERegressor
 from ._ifbnn import IFBNNClassifier, IFBNNRegressor
 from ._mala import MALAClassifier, MALARegressor
