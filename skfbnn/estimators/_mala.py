@@ -231,6 +231,10 @@ class MALAClassifier(ArviZMixin, ClassifierMixin, BayesianClassifierBase):
     noise_std : float, default=0.1
         Std of the Gaussian likelihood of the shifted one-hot targets ``onehot(y) - 1/K`` (the
         paper's 0.1); see ``predict_proba``.
+    proba : str, default='clip'
+        How a draw's outputs become class probabilities: 'clip' (``f + 1/K`` clipped at 1e-3 and
+        renormalised) or 'argmax' (the probability under the Gaussian noise that the class's output
+        is the largest); ``predict_proba`` averages them over draws.
 
     Attributes
     ----------
@@ -284,6 +288,7 @@ class MALAClassifier(ArviZMixin, ClassifierMixin, BayesianClassifierBase):
         reparametrize=True,
         marginalize_readout=False,
         noise_std=0.1,
+        proba='clip',
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -305,4 +310,5 @@ class MALAClassifier(ArviZMixin, ClassifierMixin, BayesianClassifierBase):
         self.reparametrize = reparametrize
         self.marginalize_readout = marginalize_readout
         self.noise_std = noise_std
+        self.proba = proba
     # END GENERATED __init__

@@ -179,3 +179,14 @@ def test_to_arviz(regression_data):
     assert idata.sample_stats["accepted"].shape == (2, 4)
     assert "max_r_hat" in idata.attrs
     assert est.to_arviz(X[:3]).posterior["f"].shape == (2, 4, 3, 1)
+
+
+def test_probability_maps_share_the_draws(classification_data):
+    X, y = classification_data
+    clip = _fit(PCNClassifier, X, y, proba="clip")
+    argmax = _fit(PCNClassifier, X, y, proba="argmax")
+    for k, v in clip.posterior_.draws.items():
+        np.testing.assert_array_equal(v.numpy(), argmax.posterior_.draws[k].numpy())
+    p = argmax.predict_proba(X)
+    np.testing.assert_allclose(p.sum(1), 1.0)
+    assert not np.allclose(p, clip.predict_proba(X))

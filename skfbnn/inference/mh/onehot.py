@@ -3,11 +3,16 @@
 Labels become ``onehot(y) - 1/K`` (the paper's ``-0.1`` for ``K = 10``) and every
 output gets Gaussian noise of a fixed std (the paper's 0.1), so the conjugate
 readout and its reparametrisation apply unchanged. A draw's outputs ``f``
-estimate the class indicators minus ``1/K``; its class probabilities are
-``f + 1/K`` clipped at :data:`FLOOR` and renormalised, and ``predict_proba``
-averages them over draws. The floor keeps the log loss finite: a regression
-onto indicators can put a class's output below zero, which would give that
-class probability 0.
+estimate the class indicators minus ``1/K``. Two ways to turn them into class
+probabilities (``proba``), averaged over draws by ``predict_proba``:
+
+* ``"clip"``: ``f + 1/K`` clipped at :data:`FLOOR` and renormalised. The floor
+  keeps the log loss finite: a regression onto indicators can put a class's
+  output below zero, which would give that class probability 0.
+* ``"argmax"``: the probability, under the model's own Gaussian noise, that a
+  fresh target of the input is largest for the class,
+  ``P_j = E_z prod_{c != j} Phi(z + (f_j - f_c) / sigma)``, ``z ~ N(0, 1)``
+  (Gauss-Hermite quadrature, 24 nodes).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ class ShiftedOneHotGaussian:
     ----------
     noise_std : float
         Observation-noise std of every output.
+    proba : {"clip", "argmax"}, default="clip"
+        How a draw's outputs become class probabilities (module docstring).
 
     Examples
     --------
@@ -48,7 +55,10 @@ class ShiftedOneHotGaussian:
 
     learned = False
 
-    def __init__(self, noise_std: float) -> None:
+    def __init__(self, noise_std: float, proba: str = "clip") -> None:
+        if proba not in ("clip", "argmax"):
+            raise ValueError(f"proba must be 'clip' or 'argmax'. Got {proba!r}.")
+        self.proba = proba
         self.noise_std = float(noise_std)
         self.log_noise = np.array([math.log(self.noise_std)])
         self.n_classes = 0
@@ -78,7 +88,21 @@ class ShiftedOneHotGaussian:
         return 0.0
 
     def probabilities(self, out: Tensor) -> Tensor:
-        """Class probabilities of each draw ``(D, n, K)``: ``f + 1/K`` clipped at
-        :data:`FLOOR`, renormalised."""
+        """Class probabilities of each draw ``(D, n, K)`` (see ``proba``)."""
+        if self.proba == "argmax":
+            return torch.cat([_argmax_probabilities(o, self.noise_std)
+                              for o in out.split(16)])
         p = (out + 1.0 / out.shape[-1]).clamp_min(FLOOR)
         return p / p.sum(-1, keepdim=True)
+
+
+def _argmax_probabilities(out: Tensor, sigma: float, n_nodes: int = 24) -> Tensor:
+    """``P(argmax_c (f_c + sigma eps_c) = j)`` per draw, point and class ``j``."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(n_nodes)
+    z = torch.as_tensor(nodes, dtype=out.dtype, device=out.device)
+    w = torch.as_tensor(weights / math.sqrt(2 * math.pi), dtype=out.dtype, device=out.device)
+    diff = (out.unsqueeze(-1) - out.unsqueeze(-2)) / sigma  # (D, n, j, c): f_j - f_c
+    cdf = torch.special.ndtr(z.view(-1, 1, 1, 1, 1) + diff)  # (Q, D, n, j, c)
+    eye = torch.eye(out.shape[-1], dtype=torch.bool, device=out.device)
+    p = (w.view(-1, 1, 1, 1) * torch.where(eye, 1.0, cdf).prod(-1)).sum(0)
+    return p / p.sum(-1, keepdim=True)
