@@ -37,7 +37,7 @@ from ..inference.registry import METHODS
 from ..inference.run import SamplerDivergenceError
 from ..inference.types import BayesProblem
 from ..nn.functional import init_params, make_forward
-from ..nn.jacobian import mlp_jacobian
+from ..nn.jacobian import mlp_jacobian, mlp_ntk
 from ..nn.mlp import build_mlp
 from ..posterior import POSTERIORS, Particles, from_run
 from ..priors.functional import FunctionalPrior, FunctionPrior
@@ -148,7 +148,8 @@ class BayesianNetBase(BaseEstimator):
         family = FAMILIES[spec.family]
         prior = self._make_prior(spec.prior, hyper, Xt, yt, n_targets, gen)
         problem = BayesProblem(make_forward(network), likelihood, prior, len(Xt),
-                               jacobian=partial(mlp_jacobian, network))
+                               jacobian=partial(mlp_jacobian, network),
+                               ntk=partial(mlp_ntk, network))
         problem.network = network
         transform = spec.build(
             problem, **{**{name: hyper[name] for name in spec.hyper},

@@ -86,6 +86,9 @@ class BayesProblem:
         ``jacobian(params, X, n_out) -> (f, jac)``: outputs ``(C, M, n_out)``
         and per-parameter Jacobians ``(C, n_out, M, *shape)`` (see
         :func:`skfbnn.nn.jacobian.mlp_jacobian`), for the linearised methods.
+    ntk : callable, optional
+        ``ntk(params, X, n_out) -> (f, J J^T)`` with the kernel ``(C, n_out, M, M)``
+        (:func:`skfbnn.nn.jacobian.mlp_ntk`); built from ``jacobian`` when not given.
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class BayesProblem:
         log_prior: Callable[[Params, Tensor | None, Any], Tensor] | None = None,
         network: Any = None,
         jacobian: Callable[..., tuple[Tensor, Params]] | None = None,
+        ntk: Callable[..., tuple[Tensor, Tensor]] | None = None,
     ) -> None:
         if (likelihood is None) == (log_likelihood is None):
             raise ValueError("Give exactly one of likelihood or log_likelihood.")
@@ -110,6 +114,7 @@ class BayesProblem:
         self.n_data = int(n_data)
         self.network = network
         self.jacobian = jacobian
+        self.ntk = ntk if ntk is not None or jacobian is None else _ntk_from(jacobian)
 
     @property
     def log_likelihood(self) -> Callable[[Tensor, Tensor, Params], Tensor]:
@@ -122,6 +127,15 @@ class BayesProblem:
         if self.prior is None:
             return lambda params, f_measure=None, measure=None: 0.0
         return self.prior.log_prob
+
+
+def _ntk_from(jacobian):
+    def ntk(params, X, n_out=None):
+        f, jac = jacobian(params, X, n_out)
+        J = torch.cat([j.reshape(*j.shape[:3], -1) for j in jac.values()], -1)
+        return f, J @ J.transpose(-1, -2)
+
+    return ntk
 
 
 class Transform(NamedTuple):

@@ -75,3 +75,16 @@ def test_flat_jacobian_scales_columns():
     A, B = flat_jacobian(jac), flat_jacobian(jac, scale)
     flat_scale = torch.cat([s.reshape(2, -1) for s in scale.values()], -1)
     torch.testing.assert_close(B, A * flat_scale[:, None, None, :])
+
+
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_ntk_without_the_jacobian_equals_j_j_transpose(activation):
+    from skfbnn.nn.jacobian import mlp_ntk
+
+    gen = torch.Generator().manual_seed(4)
+    net = build_mlp(3, 3, (5, 4), activation)
+    params = init_params(net, 2, gen, device=torch.device("cpu"), dtype=F64)
+    X = torch.randn(2, 6, 3, generator=gen, dtype=F64)
+    f, ntk = mlp_ntk(net, params, X, n_out=2)
+    A = flat_jacobian(mlp_jacobian(net, params, X, n_out=2)[1])
+    torch.testing.assert_close(ntk, A @ A.transpose(-1, -2), rtol=1e-10, atol=1e-12)

@@ -71,7 +71,9 @@ HYPER = (
 """Estimator parameters of this method (beyond its family's and its prior's)."""
 
 _BARYCENTER_ITER = 30
-_BARYCENTER_TOL = 1e-6
+_BARYCENTER_TOL = 1e-4
+"""Relative change at which the fixed point stops: the Euclidean mean of the members starts
+it within about 2% of the barycenter, and two iterations reach 1e-4 (four reach 1e-8)."""
 
 
 class IFBDEInfo(NamedTuple):
@@ -91,9 +93,8 @@ def member_covariances(problem: BayesProblem, params: Params, x: Tensor, xm: Ten
     x = x.expand(C, *x.shape) if x.dim() == 2 else x
     n, M = x.shape[1], xm.shape[0]
     points = torch.cat([x, xm.to(x.dtype).expand(C, -1, -1)], dim=1)
-    f, jac = problem.jacobian(network_params(params), points, n_out)
-    J = torch.cat([j.reshape(*j.shape[:3], -1) for j in jac.values()], -1).double()
-    theta = scale**2 * (J @ J.transpose(-1, -2))  # (C, k, n + M, n + M)
+    f, ntk = problem.ntk(network_params(params), points, n_out)
+    theta = scale**2 * ntk.double()  # (C, k, n + M, n + M)
     t_bb, t_bm, t_mm = theta[..., :n, :n], theta[..., :n, n:], theta[..., n:, n:]
     eye_b = torch.eye(n, dtype=theta.dtype, device=theta.device)
     chol = torch.linalg.cholesky(t_bb + max(nugget, 1e-6) * eye_b)
