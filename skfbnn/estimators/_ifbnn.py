@@ -69,9 +69,10 @@ class IFBNNRegressor(RegressorMixin, BayesianRegressorBase):
         Monte-Carlo weight draws per step for the expected log-likelihood.
     beta : float, default=1.0
         Weight of the 2-Wasserstein regulariser (0: maximum likelihood in the means).
-    w2_reduction : str, default='sum'
+    w2_reduction : str, default='mean'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
-        the number of measurement points (per-point scale).
+        the number of measurement points (per-point scale; chosen on validation rows,
+        docs/benchmarks.md).
     noise_floor : 'gp' or None, default='gp'
         Regression with a learned noise: 'gp' keeps the noise std at least the pre-fitted GP's noise
         std after every step (as the fBNN reference code does), so a network that interpolates the
@@ -145,7 +146,7 @@ class IFBNNRegressor(RegressorMixin, BayesianRegressorBase):
         n_samples=100,
         n_mc=1,
         beta=1.0,
-        w2_reduction='sum',
+        w2_reduction='mean',
         noise_floor='gp',
         init_std=0.01,
         kernel=None,
@@ -227,9 +228,10 @@ class IFBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         Monte-Carlo weight draws per step for the expected log-likelihood.
     beta : float, default=1.0
         Weight of the 2-Wasserstein regulariser (0: maximum likelihood in the means).
-    w2_reduction : str, default='sum'
+    w2_reduction : str, default='mean'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
-        the number of measurement points (per-point scale).
+        the number of measurement points (per-point scale; chosen on validation rows,
+        docs/benchmarks.md).
     noise_floor : 'gp' or None, default='gp'
         Regression with a learned noise: 'gp' keeps the noise std at least the pre-fitted GP's noise
         std after every step (as the fBNN reference code does), so a network that interpolates the
@@ -290,7 +292,7 @@ class IFBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         n_samples=100,
         n_mc=1,
         beta=1.0,
-        w2_reduction='sum',
+        w2_reduction='mean',
         noise_floor='gp',
         init_std=0.01,
         kernel=None,

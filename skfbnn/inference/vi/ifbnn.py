@@ -60,9 +60,10 @@ HYPER = (
           "Monte-Carlo weight draws per step for the expected log-likelihood."),
     param("beta", 1.0, [Interval(Real, 0, None, closed="left")], "float",
           "Weight of the 2-Wasserstein regulariser (0: maximum likelihood in the means)."),
-    param("w2_reduction", "sum", [StrOptions({"sum", "mean"})], "str",
+    param("w2_reduction", "mean", [StrOptions({"sum", "mean"})], "str",
           "'sum': the squared distance between the Gaussians on the measurement set; "
-          "'mean': divided by the number of measurement points (per-point scale)."),
+          "'mean': divided by the number of measurement points (per-point scale; chosen on "
+          "validation rows, docs/benchmarks.md)."),
     param("noise_floor", "gp", [None, StrOptions({"gp"})], "'gp' or None",
           "Regression with a learned noise: 'gp' keeps the noise std at least the pre-fitted "
           "GP's noise std after every step (as the fBNN reference code does), so a network "
@@ -132,7 +133,7 @@ def update(
 
 def build(
     problem: BayesProblem, *, learning_rate: Schedule, n_mc: int = 1, beta: float = 1.0,
-    w2_reduction: str = "sum", init_std: float = 1e-2, noise_floor: str | None = "gp",
+    w2_reduction: str = "mean", init_std: float = 1e-2, noise_floor: str | None = "gp",
 ) -> Transform:
     """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian)."""
     check_functional(problem, "ifBNN")
