@@ -175,8 +175,9 @@ class PCNClassifier(ArviZMixin, ClassifierMixin, BayesianClassifierBase):
 
     As in the paper (after Hron et al. 2022) the labels are regressed as
     shifted one-hot targets ``onehot(y) - 1/K`` with Gaussian noise
-    ``noise_std``; a draw's class probabilities are its outputs plus ``1/K``,
-    clipped at zero and renormalised, and ``predict_proba`` averages them.
+    ``noise_std``; a draw's class probabilities are (``proba="argmax"``) the
+    probabilities under that noise that each class's output is the largest, and
+    ``predict_proba`` averages them over draws.
 
     Parameters
     ----------
@@ -232,10 +233,11 @@ class PCNClassifier(ArviZMixin, ClassifierMixin, BayesianClassifierBase):
     noise_std : float, default=0.1
         Std of the Gaussian likelihood of the shifted one-hot targets ``onehot(y) - 1/K`` (the
         paper's 0.1); see ``predict_proba``.
-    proba : str, default='clip'
-        How a draw's outputs become class probabilities: 'clip' (``f + 1/K`` clipped at 1e-3 and
-        renormalised) or 'argmax' (the probability under the Gaussian noise that the class's output
-        is the largest); ``predict_proba`` averages them over draws.
+    proba : str, default='argmax'
+        How a draw's outputs become class probabilities: 'argmax' (the probability under the
+        Gaussian noise that the class's output is the largest; better calibrated, docs/mh.md) or
+        'clip' (``f + 1/K`` clipped at 1e-3 and renormalised); ``predict_proba`` averages them over
+        draws.
 
     Attributes
     ----------
@@ -289,7 +291,7 @@ class PCNClassifier(ArviZMixin, ClassifierMixin, BayesianClassifierBase):
         reparametrize=True,
         marginalize_readout=False,
         noise_std=0.1,
-        proba='clip',
+        proba='argmax',
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation

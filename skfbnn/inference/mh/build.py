@@ -48,18 +48,18 @@ CLASSIFICATION_HYPER = (
     param("noise_std", 0.1, [Interval(Real, 0, None, closed="neither")], "float",
           "Std of the Gaussian likelihood of the shifted one-hot targets "
           "``onehot(y) - 1/K`` (the paper's 0.1); see ``predict_proba``."),
-    param("proba", "clip", [StrOptions({"clip", "argmax"})], "str",
-          "How a draw's outputs become class probabilities: 'clip' (``f + 1/K`` clipped "
-          "at 1e-3 and renormalised) or 'argmax' (the probability under the Gaussian "
-          "noise that the class's output is the largest); ``predict_proba`` averages "
-          "them over draws."),
+    param("proba", "argmax", [StrOptions({"clip", "argmax"})], "str",
+          "How a draw's outputs become class probabilities: 'argmax' (the probability "
+          "under the Gaussian noise that the class's output is the largest; better "
+          "calibrated, docs/mh.md) or 'clip' (``f + 1/K`` clipped at 1e-3 and "
+          "renormalised); ``predict_proba`` averages them over draws."),
 )
 """Classifier parameters: classification is Gaussian regression on one-hot targets."""
 
 
 def classification_likelihood(hyper: dict) -> ShiftedOneHotGaussian:
     """The classifiers' likelihood (:mod:`.onehot`)."""
-    return ShiftedOneHotGaussian(hyper["noise_std"], hyper.get("proba", "clip"))
+    return ShiftedOneHotGaussian(hyper["noise_std"], hyper.get("proba", "argmax"))
 
 
 def step_hyper(step: float, step_doc: str, target: float, bounded: bool) -> tuple[Param, ...]:

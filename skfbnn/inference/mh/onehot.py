@@ -39,13 +39,13 @@ class ShiftedOneHotGaussian:
     ----------
     noise_std : float
         Observation-noise std of every output.
-    proba : {"clip", "argmax"}, default="clip"
+    proba : {"argmax", "clip"}, default="argmax"
         How a draw's outputs become class probabilities (module docstring).
 
     Examples
     --------
     >>> import torch
-    >>> lik = ShiftedOneHotGaussian(0.1)
+    >>> lik = ShiftedOneHotGaussian(0.1, proba="clip")
     >>> lik.targets(torch.tensor([0, 2]), 3)
     tensor([[ 0.6667, -0.3333, -0.3333],
             [-0.3333, -0.3333,  0.6667]])
@@ -55,7 +55,7 @@ class ShiftedOneHotGaussian:
 
     learned = False
 
-    def __init__(self, noise_std: float, proba: str = "clip") -> None:
+    def __init__(self, noise_std: float, proba: str = "argmax") -> None:
         if proba not in ("clip", "argmax"):
             raise ValueError(f"proba must be 'clip' or 'argmax'. Got {proba!r}.")
         self.proba = proba

@@ -14,7 +14,7 @@ F64 = torch.float64
 
 
 def test_targets_and_clip_probabilities():
-    lik = ShiftedOneHotGaussian(0.1)
+    lik = ShiftedOneHotGaussian(0.1, proba="clip")
     t = lik.targets(torch.tensor([1, 0]), 2)
     torch.testing.assert_close(t, torch.tensor([[-0.5, 0.5], [0.5, -0.5]]))
     p = lik.probabilities(torch.tensor([[[0.9, -2.0], [0.0, 0.0]]], dtype=F64))
