@@ -6,7 +6,6 @@ import copy
 import logging
 import warnings
 from contextlib import contextmanager
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -37,7 +36,6 @@ from ..inference.registry import METHODS
 from ..inference.run import SamplerDivergenceError
 from ..inference.types import BayesProblem
 from ..nn.functional import init_params, make_forward
-from ..nn.jacobian import mlp_jacobian, mlp_ntk
 from ..nn.mlp import build_mlp
 from ..posterior import POSTERIORS, Particles, from_run
 from ..priors.functional import FunctionalPrior, FunctionPrior
@@ -148,9 +146,7 @@ class BayesianNetBase(BaseEstimator):
         family = FAMILIES[spec.family]
         prior = self._make_prior(spec.prior, hyper, Xt, yt, n_targets, gen)
         problem = BayesProblem(make_forward(network), likelihood, prior, len(Xt),
-                               jacobian=partial(mlp_jacobian, network),
-                               ntk=partial(mlp_ntk, network))
-        problem.network = network
+                               network=network)
         transform = spec.build(
             problem, **{**{name: hyper[name] for name in spec.hyper},
                         **family.build_kwargs(hyper, len(Xt))}

@@ -10,6 +10,7 @@ divergences, measurement sets for functional priors, the noise model.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, NamedTuple, Protocol
 
 import torch
@@ -89,6 +90,7 @@ class BayesProblem:
     ntk : callable, optional
         ``ntk(params, X, n_out) -> (f, J J^T)`` with the kernel ``(C, n_out, M, M)``
         (:func:`skfbnn.nn.jacobian.mlp_ntk`); built from ``jacobian`` when not given.
+        Both default to the closed forms for ``network`` when it is given.
     """
 
     def __init__(
@@ -113,6 +115,11 @@ class BayesProblem:
         self.prior = prior if log_prior is None else _CallablePrior(log_prior)
         self.n_data = int(n_data)
         self.network = network
+        if network is not None:  # the closed forms of skfbnn.nn.jacobian
+            from ..nn.jacobian import mlp_jacobian, mlp_ntk
+
+            jacobian = jacobian or partial(mlp_jacobian, network)
+            ntk = ntk or partial(mlp_ntk, network)
         self.jacobian = jacobian
         self.ntk = ntk if ntk is not None or jacobian is None else _ntk_from(jacobian)
 

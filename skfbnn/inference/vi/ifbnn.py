@@ -91,7 +91,7 @@ def check_functional(problem: BayesProblem, method: str) -> None:
                          f"Got {type(problem.prior).__name__}.")
     if problem.jacobian is None:
         raise ValueError(f"{method} needs the network's Jacobian: build the BayesProblem "
-                         "with jacobian=partial(mlp_jacobian, network).")
+                         "with network=<the nn.Module> (or jacobian=...).")
 
 
 def linearized_w2(problem: BayesProblem, mean: Params, std: Params, measure: MeasurementDraw,
