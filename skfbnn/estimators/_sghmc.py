@@ -67,8 +67,8 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         Posterior temperature multiplying the injected noise (1 = Bayes).
     step_size : float, default=0.5
         Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
-        preconditioner ``step_size / max(n_train, 256)``) so the same value suits data sets of any
-        size.
+        preconditioner ``step_size / clip(n_train, 256, 1024)``) so the same value suits data sets
+        of any size.
     friction : float, default=0.1
         SGHMC momentum decay per step (1 turns SGHMC into SGLD).
     n_leapfrog : int or None, default=50
@@ -190,8 +190,8 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         Posterior temperature multiplying the injected noise (1 = Bayes).
     step_size : float, default=0.5
         Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
-        preconditioner ``step_size / max(n_train, 256)``) so the same value suits data sets of any
-        size.
+        preconditioner ``step_size / clip(n_train, 256, 1024)``) so the same value suits data sets
+        of any size.
     friction : float, default=0.1
         SGHMC momentum decay per step (1 turns SGHMC into SGLD).
     n_leapfrog : int or None, default=50

@@ -67,8 +67,8 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         Posterior temperature multiplying the injected noise (1 = Bayes).
     step_size : float, default=3.0
         Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
-        preconditioner ``step_size / max(n_train, 256)``) so the same value suits data sets of any
-        size.
+        preconditioner ``step_size / clip(n_train, 256, 1024)``) so the same value suits data sets
+        of any size.
     preconditioner : str, default='adaptive'
         'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
         during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
@@ -195,8 +195,8 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         Posterior temperature multiplying the injected noise (1 = Bayes).
     step_size : float, default=3.0
         Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
-        preconditioner ``step_size / max(n_train, 256)``) so the same value suits data sets of any
-        size.
+        preconditioner ``step_size / clip(n_train, 256, 1024)``) so the same value suits data sets
+        of any size.
     preconditioner : str, default='adaptive'
         'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
         during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,

@@ -15,10 +15,13 @@ import torch
 from skfbnn.inference.run import run
 from skfbnn.inference.sgmcmc import sghmc, sgld
 from skfbnn.inference.sgmcmc.diffusions import (
+    LARGE_DATA,
+    SMALL_DATA,
     Preconditioner,
     adapt_preconditioner,
     init_preconditioner,
     noise_std,
+    update_step,
 )
 from skfbnn.inference.types import BayesProblem
 
@@ -127,3 +130,16 @@ def test_noise_std_subtracts_minibatch_noise():
     torch.testing.assert_close(mini, torch.tensor([0.5 - 0.01, 0.0]).sqrt())
     identity = Preconditioner(None, None, 0)
     assert noise_std(identity, "w", variance, eta, minibatch=True) == variance**0.5
+
+
+@pytest.mark.parametrize("n_data", [10, 256, 700, 1024, 5000, 40000])
+def test_adaptive_step_is_per_datum_between_the_clips(n_data):
+    step = update_step(0.5, n_data, "adaptive")
+    clipped = min(max(n_data, SMALL_DATA), LARGE_DATA)
+    assert step == pytest.approx(0.5 / clipped)
+    assert 0.5 / LARGE_DATA <= step <= 0.5 / SMALL_DATA
+
+
+def test_identity_step_is_per_datum_at_any_size():
+    for n_data in (10, 5000, 40000):
+        assert update_step(0.5, n_data) == pytest.approx(0.5 / n_data)
