@@ -20,12 +20,24 @@ def make_regression_pipeline(
     """``StandardScaler`` then :class:`BayesianNetRegressor` with the method's defaults.
 
     Every data set uses the same (default) hyperparameters unless
-    ``method_params`` overrides them.
+    ``method_params`` overrides them; keys that are parameters of
+    :class:`BayesianNetRegressor` itself (``hidden_layer_sizes``,
+    ``activation``, ...) set those, the others go to its ``method_params``.
+
+    Examples
+    --------
+    >>> pipe = make_regression_pipeline("sgld", hidden_layer_sizes=(20,), step_size=1.0)
+    >>> est = pipe[-1]
+    >>> est.hidden_layer_sizes, est.method_params
+    ((20,), {'step_size': 1.0})
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}. Got {method!r}.")
+    own = BayesianNetRegressor().get_params()
+    top = {k: v for k, v in method_params.items() if k in own}
+    rest = {k: v for k, v in method_params.items() if k not in own}
     est = BayesianNetRegressor(
-        method=method, method_params=method_params or None, random_state=random_state,
-        device=device,
+        method=method, method_params=rest or None, random_state=random_state, device=device,
+        **top,
     )
     return make_pipeline(StandardScaler(), clone(est))
