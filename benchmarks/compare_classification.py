@@ -48,8 +48,11 @@ BASELINES = {
 def make_model(name: str, seed: int, params: dict):
     if name in BASELINES:
         return make_pipeline(StandardScaler(), BASELINES[name](seed))
-    est = BayesianNetClassifier(method=name, method_params=params or None, random_state=seed,
-                                device="cpu")
+    own = BayesianNetClassifier().get_params()  # e.g. hidden_layer_sizes: not method_params
+    top = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items() if k in own}
+    rest = {k: v for k, v in params.items() if k not in own}
+    est = BayesianNetClassifier(method=name, method_params=rest or None, random_state=seed,
+                                device="cpu", **top)
     return make_pipeline(StandardScaler(), est)
 
 
