@@ -14,6 +14,7 @@ Usage:
     OMP_NUM_THREADS=1 python benchmarks/functional_small_data.py --datasets bostonHousing \
         concrete --sizes 20 50 100 200 --splits 0 1 2 3 4
     python benchmarks/functional_small_data.py --summary
+    python benchmarks/functional_small_data.py --plot docs/images/functional_small_data.png
 """
 
 from __future__ import annotations
@@ -132,6 +133,43 @@ def summary(path: Path) -> None:
             print(f"| {d} | {n} | {f} − {w} | {len(common)} | {cells[0]} | {cells[1]} |")
 
 
+def plot(path: Path, out: Path) -> None:
+    """Test RMSE and log-likelihood against the training size, one column per data set."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = read_records([path])
+    datasets = sorted({r["dataset"] for r in records})
+    methods = sorted({r["method"] for r in records})
+    fig, axes = plt.subplots(2, len(datasets), figsize=(4.5 * len(datasets), 7), squeeze=False)
+    for j, d in enumerate(datasets):
+        for i, col in enumerate(("rmse", "test_ll")):
+            ax = axes[i, j]
+            for m in methods:
+                rows = [r for r in records if r["dataset"] == d and r["method"] == m]
+                sizes = sorted({int(r["n"]) for r in rows})
+                vals = [np.array([r[col] for r in rows if int(r["n"]) == n], float)
+                        for n in sizes]
+                mean = [v.mean() for v in vals]
+                se = [v.std(ddof=1) / math.sqrt(len(v)) if len(v) > 1 else 0 for v in vals]
+                style = "--" if m == "exact_gp" else ("-" if m.startswith("f") else ":")
+                ax.errorbar(sizes, mean, se, label=m, ls=style, marker="o", ms=3, capsize=2)
+            ax.set_xscale("log")
+            all_sizes = sorted({int(r["n"]) for r in records if r["dataset"] == d})
+            ax.set_xticks(all_sizes, [str(n) for n in all_sizes])
+            ax.minorticks_off()
+            ax.set_title(f"{d}: test {'RMSE' if col == 'rmse' else 'log-likelihood'}")
+            ax.set_xlabel("training rows")
+            if col == "test_ll":
+                ax.set_ylim(bottom=max(ax.get_ylim()[0], -8))
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    print(f"wrote {out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-home", default="/work/shared/data/uci")
@@ -142,8 +180,11 @@ def main() -> None:
     ap.add_argument("--methods", nargs="+",
                     default=["sghmc", "fsghmc", "sgld", "fsgld", "exact_gp"])
     ap.add_argument("--summary", action="store_true", help="only print the tables")
+    ap.add_argument("--plot", type=Path, help="only draw the figure to this file")
     args = ap.parse_args()
-    if args.summary:
+    if args.plot:
+        plot(args.out, args.plot)
+    elif args.summary:
         summary(args.out)
     else:
         run(args)
