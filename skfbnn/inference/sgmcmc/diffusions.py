@@ -139,20 +139,34 @@ def scaled(pre: Preconditioner, key: str, value: Tensor | float) -> Tensor | flo
 
 
 def noise_std(pre: Preconditioner, key: str, variance: float, eta: float,
-              minibatch: bool) -> Tensor | float:
+              batch_fraction: float = 1.0) -> Tensor | float:
     """Std of the injected noise with covariance ``variance * M^{-1}``.
 
-    With an adaptive preconditioner and minibatch gradients, the minibatch
-    noise already adds about ``eta^2 M^{-1} V M^{-1} ~= eta^2`` per step (``V``,
-    the gradient variance, is estimated by the running mean of squared
-    gradients that defines ``M``), so that much is subtracted (Springenberg et
-    al. 2016, Eq. 12), floored at zero.
+    With an adaptive preconditioner and minibatch gradients (``batch_fraction``
+    = minibatch size / ``n_train`` below 1), the minibatch noise already adds
+    ``eta^2 M^{-1} V M^{-1}`` per step, which is subtracted (Springenberg et
+    al. 2016, Eq. 12), floored at zero. ``V``, the minibatch-gradient
+    variance, is estimated from the running mean of squared gradients ``v =
+    M^2`` that defines the metric; but ``v`` also holds the squared full-data
+    gradient, which at stationarity is about the curvature ``H``. With the
+    Fisher information per datum standing in for the curvature, ``V ~= H (N/b -
+    1)`` and ``v ~= H N / b``, so the noise share of ``v`` is ``1 - b/N`` and the
+    subtraction is ``eta^2 (1 - b/N)``. (Subtracting all of ``eta^2`` left too
+    little noise when batches are a large part of the data: on 100 rows of
+    Boston, batch 64, SGHMC's predictive was too narrow, test LL down to -72.)
+
+    Examples
+    --------
+    >>> import torch
+    >>> pre = Preconditioner({"w": torch.ones(1)}, {"w": torch.ones(1)}, 1)
+    >>> round(float(noise_std(pre, "w", 0.5, 0.1, batch_fraction=0.75) ** 2), 6)  # 0.5 - 0.01/4
+    0.4975
     """
     if pre.inverse_mass is None:
         return variance**0.5
     var = variance * pre.inverse_mass[key]
-    if minibatch:
-        var = var - eta**2
+    if batch_fraction < 1.0:
+        var = var - eta**2 * (1.0 - batch_fraction)
     return var.clamp_min(0.0).sqrt()
 
 

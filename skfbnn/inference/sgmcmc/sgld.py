@@ -85,10 +85,10 @@ def update(
     grads, log_post = grad_and_value(log_posterior, state.params, batch)
     pre = adapt_preconditioner(state.preconditioner, grads, state.step, n_adapt)
     eps = step_size(state.step)
-    minibatch = batch["x"].shape[-2] < n_data
+    fraction = min(1.0, batch["x"].shape[-2] / n_data) if n_data else 1.0
     params = {
         k: p + eps * scaled(pre, k, grads[k])
-        + noise_std(pre, k, 2.0 * eps * temperature, eps, minibatch) * noise_like(p, gen)
+        + noise_std(pre, k, 2.0 * eps * temperature, eps, fraction) * noise_like(p, gen)
         for k, p in state.params.items()
     }
     return SGLDState(params, log_post, state.step + 1, pre), SGLDInfo(log_post)

@@ -124,12 +124,21 @@ def test_noise_std_subtracts_minibatch_noise():
     inverse_mass = {"w": torch.tensor([1.0, 0.01])}
     pre = Preconditioner({"w": torch.ones(2)}, inverse_mass, 1)
     eta, variance = 0.1, 0.5
-    full = noise_std(pre, "w", variance, eta, minibatch=False)
+    full = noise_std(pre, "w", variance, eta, batch_fraction=1.0)
     torch.testing.assert_close(full, torch.tensor([0.5, 0.005]).sqrt())
-    mini = noise_std(pre, "w", variance, eta, minibatch=True)
+    mini = noise_std(pre, "w", variance, eta, batch_fraction=0.0)
     torch.testing.assert_close(mini, torch.tensor([0.5 - 0.01, 0.0]).sqrt())
     identity = Preconditioner(None, None, 0)
-    assert noise_std(identity, "w", variance, eta, minibatch=True) == variance**0.5
+    assert noise_std(identity, "w", variance, eta, batch_fraction=0.1) == variance**0.5
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.9])
+def test_noise_std_subtracts_only_the_noise_share_of_the_squared_gradient(fraction):
+    """The minibatch noise is ``1 - b/N`` of the squared gradient's running mean."""
+    pre = Preconditioner({"w": torch.ones(1)}, {"w": torch.ones(1)}, 1)
+    eta, variance = 0.1, 0.5
+    got = noise_std(pre, "w", variance, eta, batch_fraction=fraction)
+    torch.testing.assert_close(got**2, torch.tensor([variance - eta**2 * (1 - fraction)]))
 
 
 @pytest.mark.parametrize("n_data", [10, 256, 700, 1024, 5000, 40000])
