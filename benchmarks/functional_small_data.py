@@ -147,6 +147,7 @@ def plot(path: Path, out: Path) -> None:
     for j, d in enumerate(datasets):
         for i, col in enumerate(("rmse", "test_ll")):
             ax = axes[i, j]
+            sampler_means = []
             for m in methods:
                 rows = [r for r in records if r["dataset"] == d and r["method"] == m]
                 sizes = sorted({int(r["n"]) for r in rows})
@@ -154,6 +155,8 @@ def plot(path: Path, out: Path) -> None:
                         for n in sizes]
                 mean = [v.mean() for v in vals]
                 se = [v.std(ddof=1) / math.sqrt(len(v)) if len(v) > 1 else 0 for v in vals]
+                if m != "exact_gp":
+                    sampler_means += mean
                 style = "--" if m == "exact_gp" else ("-" if m.startswith("f") else ":")
                 ax.errorbar(sizes, mean, se, label=m, ls=style, marker="o", ms=3, capsize=2)
             ax.set_xscale("log")
@@ -162,8 +165,9 @@ def plot(path: Path, out: Path) -> None:
             ax.minorticks_off()
             ax.set_title(f"{d}: test {'RMSE' if col == 'rmse' else 'log-likelihood'}")
             ax.set_xlabel("training rows")
-            if col == "test_ll":
-                ax.set_ylim(bottom=max(ax.get_ylim()[0], -8))
+            if col == "test_ll":  # the GP's overconfident small fits would flatten the rest
+                span = max(sampler_means) - min(sampler_means)
+                ax.set_ylim(min(sampler_means) - 0.3 * span, max(sampler_means) + 0.3 * span)
     axes[0, 0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=100)
