@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
-from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
-from sklearn.preprocessing import StandardScaler
+
+# tune_samplers.py sits next to this script, so it is importable when the script is run.
+from tune_samplers import exact_gp
 
 from skfbnn.bench.configs import make_regression_pipeline
 from skfbnn.bench.report import append_record, read_records
@@ -41,27 +40,6 @@ torch.set_num_threads(1)
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "functional_small_data.csv"
 PAIRS = (("fsghmc", "sghmc"), ("fsgld", "sgld"))
-
-
-def exact_gp(X, y, X_test, y_test) -> dict:
-    """scikit-learn's exact GP, the best log marginal likelihood over three noise starts."""
-    scaler = StandardScaler().fit(X)
-    Xs, Xt = scaler.transform(X), scaler.transform(X_test)
-    start = time.perf_counter()
-    fits = []
-    for noise in (1.0, 0.1, 0.01):
-        kernel = ConstantKernel() * RBF(np.ones(X.shape[1])) + WhiteKernel(noise)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gp = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0).fit(Xs, y)
-        fits.append((gp.log_marginal_likelihood_value_, gp))
-    gp = max(fits, key=lambda f: f[0])[1]
-    mean, std = gp.predict(Xt, return_std=True)
-    z = (y_test - mean) / std
-    return {"rmse": float(np.sqrt(np.mean((y_test - mean) ** 2))),
-            "test_ll": float(np.mean(-0.5 * z**2 - np.log(std) - 0.5 * math.log(2 * math.pi))),
-            "coverage95": float(np.mean(np.abs(z) < 1.959964)),
-            "fit_time": time.perf_counter() - start}
 
 
 def run(args) -> None:
@@ -78,7 +56,7 @@ def run(args) -> None:
                     if (dataset, n, split, method) in done:
                         continue
                     if method == "exact_gp":
-                        rec = exact_gp(X[rows], y[rows], X_test, y_test)
+                        rec = exact_gp(X[rows], y[rows], X_test, y_test, restarts=0)
                     else:
                         pipe = make_regression_pipeline(method, random_state=split, device="cpu")
                         with warnings.catch_warnings():
