@@ -62,8 +62,11 @@ class FunctionalSGHMCRegressor(RegressorMixin, BayesianRegressorBase):
     max_steps : int or None, default=20000
         Cap on the run length that ``min_epochs`` asks for (the unstretched ``n_burnin + n_samples *
         thinning`` steps always run); None: no cap.
-    batch_size : int, default=64
-        Minibatch size (full batch when larger than the data).
+    batch_size : int or 'auto', default='auto'
+        Minibatch size (full batch when larger than the data). 'auto': 64 rows, grown on large data
+        sets so that ``min_epochs`` passes fit in ``max_steps`` steps (at most 1024 rows; see
+        ``sampler_batch``): a step costs about the same with a larger batch, and its gradient is
+        less noisy.
     schedule : str, default='decay'
         Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
         cycles).
@@ -141,7 +144,7 @@ class FunctionalSGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         thinning=40,
         min_epochs=200,
         max_steps=20000,
-        batch_size=64,
+        batch_size='auto',
         schedule='decay',
         temperature=1.0,
         step_size=0.5,
@@ -225,8 +228,11 @@ class FunctionalSGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
     max_steps : int or None, default=20000
         Cap on the run length that ``min_epochs`` asks for (the unstretched ``n_burnin + n_samples *
         thinning`` steps always run); None: no cap.
-    batch_size : int, default=64
-        Minibatch size (full batch when larger than the data).
+    batch_size : int or 'auto', default='auto'
+        Minibatch size (full batch when larger than the data). 'auto': 64 rows, grown on large data
+        sets so that ``min_epochs`` passes fit in ``max_steps`` steps (at most 1024 rows; see
+        ``sampler_batch``): a step costs about the same with a larger batch, and its gradient is
+        less noisy.
     schedule : str, default='decay'
         Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
         cycles).
@@ -298,7 +304,7 @@ class FunctionalSGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         thinning=40,
         min_epochs=200,
         max_steps=20000,
-        batch_size=64,
+        batch_size='auto',
         schedule='decay',
         temperature=1.0,
         step_size=0.5,

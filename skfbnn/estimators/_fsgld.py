@@ -63,8 +63,11 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
     max_steps : int or None, default=20000
         Cap on the run length that ``min_epochs`` asks for (the unstretched ``n_burnin + n_samples *
         thinning`` steps always run); None: no cap.
-    batch_size : int, default=64
-        Minibatch size (full batch when larger than the data).
+    batch_size : int or 'auto', default='auto'
+        Minibatch size (full batch when larger than the data). 'auto': 64 rows, grown on large data
+        sets so that ``min_epochs`` passes fit in ``max_steps`` steps (at most 1024 rows; see
+        ``sampler_batch``): a step costs about the same with a larger batch, and its gradient is
+        less noisy.
     schedule : str, default='decay'
         Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
         cycles).
@@ -140,7 +143,7 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         thinning=40,
         min_epochs=200,
         max_steps=20000,
-        batch_size=64,
+        batch_size='auto',
         schedule='decay',
         temperature=1.0,
         step_size=3.0,
@@ -223,8 +226,11 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
     max_steps : int or None, default=20000
         Cap on the run length that ``min_epochs`` asks for (the unstretched ``n_burnin + n_samples *
         thinning`` steps always run); None: no cap.
-    batch_size : int, default=64
-        Minibatch size (full batch when larger than the data).
+    batch_size : int or 'auto', default='auto'
+        Minibatch size (full batch when larger than the data). 'auto': 64 rows, grown on large data
+        sets so that ``min_epochs`` passes fit in ``max_steps`` steps (at most 1024 rows; see
+        ``sampler_batch``): a step costs about the same with a larger batch, and its gradient is
+        less noisy.
     schedule : str, default='decay'
         Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
         cycles).
@@ -293,7 +299,7 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         thinning=40,
         min_epochs=200,
         max_steps=20000,
-        batch_size=64,
+        batch_size='auto',
         schedule='decay',
         temperature=1.0,
         step_size=3.0,

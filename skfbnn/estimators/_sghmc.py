@@ -58,8 +58,11 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
     max_steps : int or None, default=20000
         Cap on the run length that ``min_epochs`` asks for (the unstretched ``n_burnin + n_samples *
         thinning`` steps always run); None: no cap.
-    batch_size : int, default=64
-        Minibatch size (full batch when larger than the data).
+    batch_size : int or 'auto', default='auto'
+        Minibatch size (full batch when larger than the data). 'auto': 64 rows, grown on large data
+        sets so that ``min_epochs`` passes fit in ``max_steps`` steps (at most 1024 rows; see
+        ``sampler_batch``): a step costs about the same with a larger batch, and its gradient is
+        less noisy.
     schedule : str, default='decay'
         Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
         cycles).
@@ -111,7 +114,7 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         thinning=40,
         min_epochs=200,
         max_steps=20000,
-        batch_size=64,
+        batch_size='auto',
         schedule='decay',
         temperature=1.0,
         step_size=0.5,
@@ -181,8 +184,11 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
     max_steps : int or None, default=20000
         Cap on the run length that ``min_epochs`` asks for (the unstretched ``n_burnin + n_samples *
         thinning`` steps always run); None: no cap.
-    batch_size : int, default=64
-        Minibatch size (full batch when larger than the data).
+    batch_size : int or 'auto', default='auto'
+        Minibatch size (full batch when larger than the data). 'auto': 64 rows, grown on large data
+        sets so that ``min_epochs`` passes fit in ``max_steps`` steps (at most 1024 rows; see
+        ``sampler_batch``): a step costs about the same with a larger batch, and its gradient is
+        less noisy.
     schedule : str, default='decay'
         Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
         cycles).
@@ -231,7 +237,7 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         thinning=40,
         min_epochs=200,
         max_steps=20000,
-        batch_size=64,
+        batch_size='auto',
         schedule='decay',
         temperature=1.0,
         step_size=0.5,

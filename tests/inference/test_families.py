@@ -122,3 +122,37 @@ def test_sampler_min_epochs_stretches_burnin_and_thinning():
     assert FAMILIES["sampler"].n_steps(hyper, 400) == 400
     assert FAMILIES["sampler"].n_steps(hyper, 401) >= 401
     assert sampler_lengths({**hyper, "min_epochs": 0}, 10**6) == (20, 5)
+
+
+def test_auto_batch_grows_so_min_epochs_fit_in_max_steps():
+    from skfbnn.inference.families import MAX_BATCH, MIN_BATCH, sampler_batch, sampler_lengths
+
+    hyper = {"n_burnin": 80, "n_samples": 4, "thinning": 5, "min_epochs": 10,
+             "max_steps": 100, "batch_size": "auto"}
+    assert sampler_batch(hyper, 50) == MIN_BATCH  # full batch below MIN_BATCH rows
+    assert sampler_batch(hyper, 640) == MIN_BATCH  # 10 passes of 64 rows: exactly 100 steps
+    assert sampler_batch(hyper, 641) == MIN_BATCH + 1
+    assert sampler_batch(hyper, 5000) == 500  # 10 passes of 500 rows in 100 steps
+    assert sampler_batch(hyper, 10**6) == MAX_BATCH
+    assert sampler_batch({**hyper, "max_steps": None}, 10**6) == MIN_BATCH
+    assert sampler_batch({**hyper, "batch_size": 7}, 10**6) == 7
+    # with the grown batch the run is max_steps long and covers min_epochs passes
+    n_burnin, thinning = sampler_lengths(hyper, 5000)
+    assert n_burnin + 4 * thinning == 100
+    assert FAMILIES["sampler"].n_steps(hyper, 5000) * 500 >= 10 * 5000
+
+
+def test_auto_batch_reaches_the_driver(monkeypatch):
+    import skfbnn.inference.families as families
+
+    seen = {}
+
+    def fake_run(*args, **kwargs):
+        seen.update(kwargs)
+
+    monkeypatch.setattr(families, "run", fake_run)
+    hyper = {"n_burnin": 80, "n_samples": 4, "thinning": 5, "min_epochs": 10,
+             "max_steps": 100, "batch_size": "auto"}
+    X = torch.zeros(5000, 1)
+    families._run_sampler(None, None, X, X[:, 0], None, hyper)
+    assert seen["batch_size"] == 500 and seen["n_steps"] == 100
