@@ -38,7 +38,7 @@ def test_methods_lists_the_registry(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert [line.split()[0] for line in lines] == list(METHODS)
     assert len(lines) == len(METHODS) >= 6
-    for line, (name, spec) in zip(lines, METHODS.items()):
+    for line, (_name, spec) in zip(lines, METHODS.items(), strict=False):
         assert f"prior={spec.prior}" in line and spec.build.__module__ in line
         assert f"family={spec.family}" in line and f"posterior={spec.posterior}" in line
 

@@ -64,7 +64,7 @@ def test_crps_gaussian_matches_integral_definition(y, mu, sigma):
 def test_crps_gaussian_averages_points_and_outputs(rng):
     y, mean = rng.normal(size=(4, 2)), rng.normal(size=(4, 2))
     std = rng.uniform(0.5, 2.0, size=(4, 2))
-    triples = zip(y.ravel(), mean.ravel(), std.ravel())
+    triples = zip(y.ravel(), mean.ravel(), std.ravel(), strict=False)
     per_point = [_crps_by_quadrature(a, m, s) for a, m, s in triples]
     assert crps_gaussian(y, mean, std) == pytest.approx(np.mean(per_point), rel=1e-7)
 

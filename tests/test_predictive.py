@@ -41,7 +41,8 @@ def test_regression_cov_matches_numpy(draws):
     cov = regression_cov(f, noise_std**2)
     assert cov.shape == (K, N, N)
     for k in range(K):
-        expected = np.cov(f[:, :, k].numpy().T, ddof=0) + np.eye(N) * (noise_std[:, k] ** 2).mean().item()
+        aleatoric = (noise_std[:, k] ** 2).mean().item()
+        expected = np.cov(f[:, :, k].numpy().T, ddof=0) + np.eye(N) * aleatoric
         np.testing.assert_allclose(cov[k].numpy(), expected, rtol=1e-12, atol=1e-12)
     _, epi, alea = regression_moments(f, noise_std**2)
     torch.testing.assert_close(cov.diagonal(dim1=-2, dim2=-1), (epi + alea).T)
@@ -89,4 +90,5 @@ def test_class_probabilities_match_numpy():
     np.testing.assert_allclose(got.numpy(), p.mean(0), rtol=1e-12)
     np.testing.assert_allclose(got.sum(-1).numpy(), np.ones(N), rtol=1e-12)
     # mean of probabilities, not softmax of mean logits
-    assert not np.allclose(got.numpy(), np.exp(z.mean(0)) / np.exp(z.mean(0)).sum(-1, keepdims=True))
+    softmax_of_mean = np.exp(z.mean(0)) / np.exp(z.mean(0)).sum(-1, keepdims=True)
+    assert not np.allclose(got.numpy(), softmax_of_mean)

@@ -45,7 +45,7 @@ def test_append_and_read_roundtrip(tmp_path, records):
     assert len(lines) == 5
     back = read_records([path, other])
     assert len(back) == len(records)
-    for got, want in zip(back, records):
+    for got, want in zip(back, records, strict=False):
         assert got["dataset"] == want["dataset"] and got["method"] == want["method"]
         assert isinstance(got["rmse"], float) and got["split"] == float(want["split"])
         for c in COLUMNS:

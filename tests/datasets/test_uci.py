@@ -105,7 +105,7 @@ def test_splits_follow_the_index_files():
     assert cv.get_n_splits() == 2
     splits = list(cv.split(X, y))
     assert len(splits) == 2
-    for k, ((train, test), expected_test) in enumerate(zip(splits, TINY_TEST_ROWS)):
+    for k, ((train, test), expected_test) in enumerate(zip(splits, TINY_TEST_ROWS, strict=False)):
         np.testing.assert_array_equal(test, expected_test)
         assert sorted(train) == sorted(set(range(12)) - set(expected_test))
         X_tr, X_te, y_tr, y_te = load_uci_split("tiny", k, data_home=FIXTURES)

@@ -80,7 +80,7 @@ def _outputs(est, X):
 
 def _assert_outputs_equal(a, b):
     assert len(a) == len(b)
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         assert_array_equal(x, y)
 
 

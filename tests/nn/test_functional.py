@@ -77,7 +77,8 @@ def test_forward_is_differentiable_in_params():
     for fwd, p in [(make_forward(net), params),
                    (make_forward(Wrapper(net)), {f"net.{k}": v for k, v in params.items()})]:
         grads = torch.autograd.grad(fwd(p, X).sum(), list(p.values()))
-        assert all(g.shape == v.shape and g.abs().sum() > 0 for g, v in zip(grads, p.values()))
+        assert all(g.shape == v.shape and g.abs().sum() > 0
+                   for g, v in zip(grads, p.values(), strict=True))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, F64])

@@ -23,7 +23,7 @@ def test_structure(n_in, n_out, hidden, activation):
     widths = [n_in, *hidden, n_out]
     linears = list(net)[0::2]
     acts = list(net)[1::2]
-    for layer, w_in, w_out in zip(linears, widths[:-1], widths[1:]):
+    for layer, w_in, w_out in zip(linears, widths[:-1], widths[1:], strict=False):
         assert type(layer) is nn.Linear
         assert (layer.in_features, layer.out_features) == (w_in, w_out)
         assert layer.bias is not None

@@ -24,7 +24,8 @@ def _params(C: int = 3) -> dict[str, torch.Tensor]:
 def test_isotropic_log_prior_is_sum_of_normal_log_densities(prior_std):
     params = _params()
     got = isotropic_log_prior(params, prior_std)
-    normal = torch.distributions.Normal(torch.tensor(0.0, dtype=F64), torch.tensor(prior_std, dtype=F64))
+    normal = torch.distributions.Normal(torch.tensor(0.0, dtype=F64),
+                                        torch.tensor(prior_std, dtype=F64))
     expected = sum(normal.log_prob(v).reshape(3, -1).sum(-1) for v in params.values())
     assert got.shape == (3,)
     torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
@@ -45,4 +46,5 @@ def test_isotropic_log_prior_ignores_log_noise():
 def test_isotropic_log_prior_per_chain_rows():
     params = _params()
     single = {k: v[1:2] for k, v in params.items()}
-    torch.testing.assert_close(isotropic_log_prior(single, 0.7), isotropic_log_prior(params, 0.7)[1:2])
+    torch.testing.assert_close(isotropic_log_prior(single, 0.7),
+                               isotropic_log_prior(params, 0.7)[1:2])

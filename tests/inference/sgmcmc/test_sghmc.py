@@ -50,7 +50,8 @@ def test_sghmc_matches_discrete_lyapunov_law():
     est = SGHMCRegressor(
         hidden_layer_sizes=(), activation="identity", noise_std=SIGMA, normalize_y=False,
         prior_std=TAU, batch_size=len(X), step_size=eta * len(X), friction=alpha,
-        n_leapfrog=None, schedule="constant", preconditioner="identity", min_epochs=0, n_chains=8, n_burnin=400, n_samples=600, thinning=5,
+        n_leapfrog=None, schedule="constant", preconditioner="identity", min_epochs=0,
+        n_chains=8, n_burnin=400, n_samples=600, thinning=5,
         dtype="float64", device="cpu", random_state=1,
     ).fit(X, y)
     z = moment_z_scores(stacked_weights(est), mu, sghmc_stationary_cov(precision, eta, alpha))
