@@ -202,3 +202,78 @@ def test_barycenter_is_batched_over_independent_problems():
         m_b, S_b = gaussian_barycenter(means[:, b], covs[:, b], tol=1e-12)
         torch.testing.assert_close(mean[b], m_b)
         torch.testing.assert_close(S[b], S_b, rtol=1e-8, atol=1e-10)
+
+
+# ------------------------------------------- Gram route and Cholesky barycenter map
+@pytest.mark.parametrize("r, shift", [(6, 0.0), (20, 0.0), (3, 0.3), (20, 0.3)])
+def test_gram_route_equals_the_explicit_factor_with_its_gradient(r, shift):
+    """``C1 = A A^T + s I`` by the Gram route against the same distance written with the
+    explicit factor ``[A, sqrt(s) I]`` through autograd (the pre-Gram computation)."""
+    from skfbnn.stats.wasserstein import gaussian_w2_factor, nuclear_norm
+
+    gen = torch.Generator().manual_seed(r)
+    n = 6
+    A = torch.randn(2, 3, n, r, generator=gen, dtype=F64, requires_grad=True)
+    L = torch.linalg.cholesky(_spd(n, r)).requires_grad_(True)
+    m1, m2 = torch.randn(2, 3, n, generator=gen, dtype=F64), torch.randn(n, dtype=F64)
+    got = gaussian_w2_factor(m1, A, m2, L, shift1=shift)
+    full = torch.cat([A, (shift**0.5 * torch.eye(n, dtype=F64)).expand(2, 3, n, n)], -1)
+    tr = full.pow(2).sum((-2, -1)) + L.pow(2).sum((-2, -1))
+    expected = ((m1 - m2) ** 2).sum(-1) + tr - 2 * nuclear_norm(L.T @ full)
+    torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+    reference = [_reference_w2sq(m1[i, j].numpy(), (full[i, j] @ full[i, j].T).detach().numpy(),
+                                 m2.numpy(), (L @ L.T).detach().numpy())
+                 for i in range(2) for j in range(3)]
+    np.testing.assert_allclose(got.detach().reshape(-1).numpy(), reference, rtol=1e-9)
+    weights = torch.randn(2, 3, generator=gen, dtype=F64)
+    g_got = torch.autograd.grad((weights * got).sum(), (A, L))
+    g_exp = torch.autograd.grad((weights * expected).sum(), (A, L))
+    for a, b in zip(g_got, g_exp, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_gram_route_gradcheck_and_rank_deficient_fallback():
+    from skfbnn.stats.wasserstein import gaussian_w2_factor
+
+    gen = torch.Generator().manual_seed(0)
+    A = torch.randn(4, 7, generator=gen, dtype=F64, requires_grad=True)
+    L = torch.linalg.cholesky(_spd(4, 1)).requires_grad_(True)
+    z = torch.zeros(4, dtype=F64)
+    assert torch.autograd.gradcheck(lambda a, l: gaussian_w2_factor(z, a, z, l, shift1=0.2),
+                                    (A, L))
+    # r >= n but rank 2: the Gram matrix is singular, the SVD route answers
+    low = torch.randn(4, 2, generator=gen, dtype=F64) @ torch.randn(2, 7, generator=gen,
+                                                                    dtype=F64)
+    got = gaussian_w2_factor(z, low, z, L.detach())
+    expected = _reference_w2sq(z.numpy(), (low @ low.T).numpy(), z.numpy(),
+                               (L @ L.T).detach().numpy())
+    assert float(got) == pytest.approx(expected, rel=1e-7)
+
+
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_barycenter_factor_is_the_symmetric_root_map_with_its_gradient(batch):
+    """``F F^T`` from the Cholesky factor of ``S`` against the map written with ``S^{1/2}``
+    (eigendecomposition, the pre-Cholesky computation), values and gradients."""
+    from skfbnn.stats.wasserstein import (
+        _barycenter_step_eigh,
+        barycenter_factor,
+        barycenter_step,
+    )
+
+    n, k = 5, 3
+    covs = torch.stack([torch.stack([_spd(n, 10 * s + b, cond=40.0) for b in range(2)])
+                        for s in range(k)])[(slice(None), *((0,) if not batch else ()))]
+    covs = covs.requires_grad_(True)
+    S = _spd(n, 99, cond=5.0).expand(*batch, n, n).clone().requires_grad_(True)
+    w = torch.tensor([0.2, 0.3, 0.5], dtype=F64)
+    F = barycenter_factor(S, covs, w)
+    expected = _barycenter_step_eigh(S, covs, w)
+    torch.testing.assert_close(F @ F.transpose(-1, -2), expected, rtol=1e-11, atol=1e-12)
+    torch.testing.assert_close(barycenter_step(S, covs, w), expected, rtol=1e-11, atol=1e-12)
+    G = torch.randn(expected.shape, generator=torch.Generator().manual_seed(1), dtype=F64)
+    got = torch.autograd.grad(((F @ F.transpose(-1, -2)) * G).sum(), (S, covs))
+    ref = torch.autograd.grad((expected * G).sum(), (S, covs))
+    for a, b in zip(got, ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11)
+    singular = torch.zeros(n, n, dtype=F64)
+    assert barycenter_factor(singular, covs.detach(), w) is None

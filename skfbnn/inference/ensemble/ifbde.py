@@ -42,7 +42,12 @@ from torch import Tensor
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
 from ...priors.weight import WeightPrior, network_params
-from ...stats.wasserstein import barycenter_step, gaussian_barycenter, gaussian_w2_factor
+from ...stats.wasserstein import (
+    barycenter_factor,
+    barycenter_step,
+    gaussian_barycenter,
+    gaussian_w2_factor,
+)
 from ..hyper import param
 from ..objective import make_log_posterior
 from ..optim import adam_step
@@ -52,7 +57,7 @@ from .deep_ensemble import HYPER as ENSEMBLE_HYPER
 from .deep_ensemble import NOISE, REGRESSION_HYPER, EnsembleState, init
 
 __all__ = ["HYPER", "REGRESSION_HYPER", "NOISE", "IFBDEInfo", "update", "build",
-           "member_covariances", "aggregate_w2"]
+           "member_covariances", "conditioned_covariance", "aggregate_w2"]
 
 HYPER = (
     *ENSEMBLE_HYPER,
@@ -94,15 +99,44 @@ def member_covariances(problem: BayesProblem, params: Params, x: Tensor, xm: Ten
     n, M = x.shape[1], xm.shape[0]
     points = torch.cat([x, xm.to(x.dtype).expand(C, -1, -1)], dim=1)
     f, ntk = problem.ntk(network_params(params), points, n_out)
-    theta = scale**2 * ntk.double()  # (C, k, n + M, n + M)
-    t_bb, t_bm, t_mm = theta[..., :n, :n], theta[..., :n, n:], theta[..., n:, n:]
-    eye_b = torch.eye(n, dtype=theta.dtype, device=theta.device)
-    chol = torch.linalg.cholesky(t_bb + max(nugget, 1e-6) * eye_b)
-    white = torch.linalg.solve_triangular(chol, t_bm, upper=False)
-    cov = t_mm - white.transpose(-1, -2) @ white
-    cov = 0.5 * (cov + cov.transpose(-1, -2))
+    theta = ntk.double() if scale == 1 else scale**2 * ntk.double()  # (C, k, n + M, n + M)
+    cov = conditioned_covariance(theta, n, max(nugget, 1e-6))
     cov = cov + nugget * torch.eye(M, dtype=cov.dtype, device=cov.device)
     return f[:, n:].double().transpose(1, 2), cov
+
+
+def conditioned_covariance(theta: Tensor, n: int, jitter: float) -> Tensor:
+    """``Theta_MM - Theta_MB (Theta_BB + jitter I)^{-1} Theta_BM`` (symmetrised) from the
+    joint kernel ``theta (..., n + M, n + M)`` of ``n`` conditioning points and ``M`` others.
+
+    A Cholesky factor of ``Theta_BB + jitter I`` gives the value; the backward is by hand:
+    with ``X = (Theta_BB + jitter I)^{-1} Theta_BM`` and ``Y = [X; -I]`` the covariance is
+    ``Y^T theta Y`` to first order, so the gradient with respect to ``theta`` is
+    ``Y sym(G) Y^T`` (two products, where autograd differentiates the Cholesky
+    factorisation and the triangular solve, and scatters the four blocks back).
+    """
+    return _ConditionedCovariance.apply(theta, n, jitter)
+
+
+class _ConditionedCovariance(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, theta: Tensor, n: int, jitter: float) -> Tensor:
+        t_bb, t_bm, t_mm = theta[..., :n, :n], theta[..., :n, n:], theta[..., n:, n:]
+        eye_b = torch.eye(n, dtype=theta.dtype, device=theta.device)
+        chol = torch.linalg.cholesky(t_bb + jitter * eye_b)
+        white = torch.linalg.solve_triangular(chol, t_bm, upper=False)
+        cov = t_mm - white.transpose(-1, -2) @ white
+        if ctx.needs_input_grad[0]:
+            ctx.save_for_backward(torch.linalg.solve_triangular(
+                chol.transpose(-1, -2), white, upper=True))
+        return 0.5 * (cov + cov.transpose(-1, -2))
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        (X,) = ctx.saved_tensors  # (..., n, M)
+        eye_m = torch.eye(X.shape[-1], dtype=X.dtype, device=X.device)
+        Y = torch.cat([X, -eye_m.expand_as(grad)], dim=-2)
+        return (Y @ (0.5 * (grad + grad.transpose(-1, -2)))) @ Y.transpose(-1, -2), None, None
 
 
 def aggregate_w2(means: Tensor, covs: Tensor, measure, aggregate: str) -> Tensor:
@@ -111,20 +145,29 @@ def aggregate_w2(means: Tensor, covs: Tensor, measure, aggregate: str) -> Tensor
     ``means (C, k, M)``, ``covs (C, k, M, M)``; ``measure`` carries the prior's
     mean ``(k, M)`` and Cholesky factor ``(k, M, M)``.
     """
-    C, k, M = means.shape
+    C = means.shape[0]
     mean = means.mean(0).to(measure.mean.dtype)
-    weights = torch.full((C,), 1.0 / C, dtype=covs.dtype, device=covs.device)
     if aggregate == "average":
-        cov = covs.mean(0)
+        factor = _cholesky(covs.mean(0))
     else:  # all outputs at once: (C, k, M, M) is k problems of C members
+        weights = torch.full((C,), 1.0 / C, dtype=covs.dtype, device=covs.device)
         with torch.no_grad():
             _, fixed = gaussian_barycenter(means, covs, max_iter=_BARYCENTER_ITER,
                                            tol=_BARYCENTER_TOL, warn=False)
-        cov = barycenter_step(fixed, covs, weights)
-    eye = torch.eye(M, dtype=covs.dtype, device=covs.device)
+        # one differentiable fixed-point map at the converged point, as a factor F F^T
+        factor = barycenter_factor(fixed, covs, weights)
+        if factor is None:  # a singular barycenter (not seen in practice)
+            factor = _cholesky(barycenter_step(fixed, covs, weights))
+    return gaussian_w2_factor(mean, factor.to(measure.chol.dtype), measure.mean,
+                              measure.chol).sum()
+
+
+def _cholesky(cov: Tensor) -> Tensor:
+    """Cholesky factor of ``cov`` plus a relative jitter of 1e-10."""
+    M = cov.shape[-1]
+    eye = torch.eye(M, dtype=cov.dtype, device=cov.device)
     jitter = 1e-10 * cov.diagonal(dim1=-2, dim2=-1).mean(-1)[..., None, None]
-    chol = torch.linalg.cholesky(cov + jitter * eye).to(measure.chol.dtype)
-    return gaussian_w2_factor(mean, chol, measure.mean, measure.chol).sum()
+    return torch.linalg.cholesky(cov + jitter * eye)
 
 
 def update(

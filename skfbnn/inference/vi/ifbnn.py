@@ -33,7 +33,6 @@ not done here.
 
 from __future__ import annotations
 
-import math
 from functools import partial
 from numbers import Integral, Real
 from typing import NamedTuple
@@ -100,14 +99,10 @@ def linearized_w2(problem: BayesProblem, mean: Params, std: Params, measure: Mea
     n_out = measure.mean.shape[0]
     f, jac = problem.jacobian(network_params(mean), measure.x, n_out)
     A = flat_jacobian(jac, std).to(measure.chol.dtype)  # (C, k, M, P)
-    nugget = problem.prior.functional.nugget
-    M = measure.x.shape[0]
-    if nugget > 0:
-        eye = math.sqrt(nugget) * torch.eye(M, dtype=A.dtype, device=A.device)
-        A = torch.cat([A, eye.expand(*A.shape[:2], M, M)], dim=-1)
     f = f.to(A.dtype).transpose(1, 2)  # (C, k, M)
-    w2 = gaussian_w2_factor(f, A, measure.mean, measure.chol).sum(-1)
-    return w2 / M if reduction == "mean" else w2
+    nugget = problem.prior.functional.nugget  # C1 = A A^T + nugget I
+    w2 = gaussian_w2_factor(f, A, measure.mean, measure.chol, shift1=nugget).sum(-1)
+    return w2 / measure.x.shape[0] if reduction == "mean" else w2
 
 
 def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem, n_mc: int,

@@ -117,3 +117,33 @@ def test_the_regulariser_reaches_every_member():
     grad = torch.autograd.grad(w2, params["0.weight"])[0]
     assert bool((grad.reshape(3, -1).abs().sum(1) > 0).all())
     assert bool(torch.isfinite(grad).all())
+
+
+def test_conditioned_covariance_matches_the_cholesky_autograd_reference():
+    """The hand-written backward against autograd through the Cholesky factorisation (the
+    pre-custom computation), and gradcheck. ``theta`` is symmetric: only the symmetric part
+    of a gradient is defined (ours is symmetric; autograd's puts the off-diagonal blocks'
+    share on the block the forward reads)."""
+    gen = torch.Generator().manual_seed(6)
+    n, M = 4, 3
+    B = torch.randn(2, 1, n + M, n + M + 2, generator=gen, dtype=F64)
+    theta = (B @ B.transpose(-1, -2)).requires_grad_(True)
+
+    def reference(t):
+        t_bb, t_bm, t_mm = t[..., :n, :n], t[..., :n, n:], t[..., n:, n:]
+        chol = torch.linalg.cholesky(t_bb + 1e-3 * torch.eye(n, dtype=F64))
+        white = torch.linalg.solve_triangular(chol, t_bm, upper=False)
+        cov = t_mm - white.transpose(-1, -2) @ white
+        return 0.5 * (cov + cov.transpose(-1, -2))
+
+    got = ifbde.conditioned_covariance(theta, n, 1e-3)
+    expected = reference(theta)
+    torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
+    G = torch.randn(got.shape, generator=gen, dtype=F64)
+    g_got, = torch.autograd.grad((got * G).sum(), theta)
+    g_ref, = torch.autograd.grad((expected * G).sum(), theta)
+    sym = lambda g: 0.5 * (g + g.transpose(-1, -2))  # noqa: E731
+    torch.testing.assert_close(g_got, sym(g_got), rtol=1e-14, atol=1e-15)
+    torch.testing.assert_close(g_got, sym(g_ref), rtol=1e-10, atol=1e-12)
+    assert torch.autograd.gradcheck(lambda t: ifbde.conditioned_covariance(sym(t), n, 1e-3),
+                                    (theta,))
