@@ -145,7 +145,7 @@ class _GramExcess(torch.autograd.Function):
         grad_A = grad_L = None
         if ctx.needs_input_grad[0]:
             P = L @ W @ L.transpose(-1, -2)
-            grad_A = (2 * g * (A - P @ A)).sum_to_size(A.shape)
+            grad_A = (A - P @ A).mul_(2 * g).sum_to_size(A.shape)
         if ctx.needs_input_grad[1]:  # summed over the batch dimensions L was broadcast to
             grad_L = (-2 * g * (C @ L @ W)).sum_to_size(L.shape)
         return grad_A, grad_L, None
