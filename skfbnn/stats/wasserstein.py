@@ -23,6 +23,7 @@ import warnings
 import torch
 from sklearn.exceptions import ConvergenceWarning
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from .gaussian import jittered_cholesky
 
@@ -138,6 +139,7 @@ class _GramExcess(torch.autograd.Function):
         return C.diagonal(dim1=-2, dim2=-1).sum(-1) - 2 * root.sum(-1), well_posed
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad: Tensor, _):
         A, L, C, root, vecs = ctx.saved_tensors
         W = (vecs * root.reciprocal().unsqueeze(-2)) @ vecs.transpose(-1, -2)
@@ -230,7 +232,8 @@ def barycenter_step(S: Tensor, covs: Tensor, weights: Tensor) -> Tensor:
 
 def barycenter_factor(S: Tensor, covs: Tensor, weights: Tensor) -> Tensor | None:
     """A factor ``F`` with ``F F^T = barycenter_step(S, covs, weights)``, or None when
-    ``S`` is not numerically positive definite.
+    ``S`` is not numerically positive definite (a Cholesky pivot squared at most ``n eps``
+    times the largest, the pseudo-inverse threshold of :func:`barycenter_step`).
 
     With the Cholesky factor ``S = R R^T``, the optimal transport map from ``N(0, S)`` to
     ``N(0, C_i)`` is ``T_i = R^{-T} (R^T C_i R)^{1/2} R^{-1}`` (the unique symmetric
@@ -250,8 +253,10 @@ def barycenter_factor(S: Tensor, covs: Tensor, weights: Tensor) -> Tensor | None
     4.0
     """
     R, info = torch.linalg.cholesky_ex(S)
-    if bool((info > 0).any()):
-        return None
+    diag = R.diagonal(dim1=-2, dim2=-1)
+    floor = diag.amax(-1).pow(2) * S.shape[-1] * torch.finfo(S.dtype).eps
+    if bool((info > 0).any()) or bool((diag.amin(-1).pow(2) <= floor).any()):
+        return None  # singular to working precision: the pseudo-inverse route
     w = weights.view(-1, *(1,) * (covs.dim() - 1))
     N = (w * sqrtm_psd(R.transpose(-1, -2) @ covs @ R)).sum(0)
     return torch.linalg.solve_triangular(R.transpose(-1, -2), N, upper=True)

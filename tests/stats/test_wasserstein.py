@@ -277,3 +277,7 @@ def test_barycenter_factor_is_the_symmetric_root_map_with_its_gradient(batch):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-11)
     singular = torch.zeros(n, n, dtype=F64)
     assert barycenter_factor(singular, covs.detach(), w) is None
+    nearly = torch.diag(torch.tensor([1.0, 1.0, 1.0, 1.0, 1e-20], dtype=F64))  # factorises
+    assert barycenter_factor(nearly, covs.detach(), w) is None
+    torch.testing.assert_close(barycenter_step(nearly, covs.detach(), w),
+                               _barycenter_step_eigh(nearly, covs.detach(), w))

@@ -38,6 +38,7 @@ from typing import NamedTuple
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
@@ -132,6 +133,7 @@ class _ConditionedCovariance(torch.autograd.Function):
         return 0.5 * (cov + cov.transpose(-1, -2))
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, grad: Tensor):
         (X,) = ctx.saved_tensors  # (..., n, M)
         eye_m = torch.eye(X.shape[-1], dtype=X.dtype, device=X.device)
