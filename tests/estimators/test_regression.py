@@ -359,7 +359,9 @@ _IDENTITY = {skfbnn.SGLDRegressor: {"preconditioner": "identity"},
 
 @pytest.mark.parametrize(
     "cls, step",
-    [(skfbnn.SGLDRegressor, 3.0), (skfbnn.SGHMCRegressor, 0.3),
+    # SGLD at step 3.0 spread 1e29 sd(y) on one machine and 49 on another (the blow-up
+    # is chaotic, so rounding decides it); at 5.0 it spread 1e38 and 1e66 (seeds 0 and 1).
+    [(skfbnn.SGLDRegressor, 5.0), (skfbnn.SGHMCRegressor, 0.3),
      (skfbnn.BBBRegressor, 10.0), (skfbnn.DeepEnsembleRegressor, 100.0)],
     ids=["SGLD", "SGHMC", "BBB", "DeepEnsemble"],
 )
