@@ -42,7 +42,7 @@ from ..priors.functional import FunctionalPrior, FunctionPrior
 from ..priors.gp import GPPrior, make_kernel
 from ..priors.measurement import MeasurementSampler
 from ..priors.weight import WeightPrior
-from ._params import COMMON, GENERIC, Param, method_params
+from ._params import COMMON, GENERIC, Param, common_params, method_params
 
 __all__ = ["BayesianNetBase"]
 
@@ -78,8 +78,9 @@ class BayesianNetBase(BaseEstimator):
     @classmethod
     def _declared_params(cls) -> list[Param]:
         if cls._generic:
-            return [*GENERIC, *COMMON, *cls._task_params]
-        return [*COMMON, *cls._task_params, *method_params(cls._method, cls._task)]
+            return [*GENERIC, *common_params(), *cls._task_params]
+        return [*common_params(cls._method), *cls._task_params,
+                *method_params(cls._method, cls._task)]
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -111,7 +112,8 @@ class BayesianNetBase(BaseEstimator):
     def _fit(self, X: Any, y: Any) -> BayesianNetBase:
         X, y = self._validate_fit_data(X, y)
         method, hyper = self._method_and_hyper()
-        spec, sizes = METHODS[method], self._check_hidden_layer_sizes()
+        spec = METHODS[method]
+        sizes, activation = self._architecture(spec)
         family = FAMILIES[spec.family]
         device, dtype = resolve_device(self.device), resolve_dtype(self.dtype)
         gen = make_generator(spawn_seed(self.random_state), device)
@@ -119,7 +121,7 @@ class BayesianNetBase(BaseEstimator):
         yt, n_targets = self._encode_target(y, device, dtype)
         likelihood = self._make_likelihood(spec, hyper)
         network = _build_network(X.shape[1], likelihood.n_outputs(n_targets), sizes,
-                                 self.activation)
+                                 activation)
         n_batch = family.n_batch(hyper)
         params = init_params(network, n_batch, gen, device=device, dtype=dtype)
         params.update(likelihood.init_params(n_batch, n_targets, device, dtype))
@@ -174,14 +176,20 @@ class BayesianNetBase(BaseEstimator):
         )
         return self.method, {**{p.name: p.default for p in params}, **given}
 
-    def _check_hidden_layer_sizes(self) -> tuple[int, ...]:
-        sizes = tuple(self.hidden_layer_sizes)
+    def _architecture(self, spec) -> tuple[tuple[int, ...], str]:
+        """``hidden_layer_sizes`` (checked) and ``activation``; None (the generic
+        estimators' default) means the method's own default."""
+        defaults = {p.name: p.default for p in COMMON}
+        defaults.update(spec.architecture)
+        given = self.hidden_layer_sizes
+        sizes = tuple(defaults["hidden_layer_sizes"] if given is None else given)
         if not all(isinstance(s, (int, np.integer)) and s >= 1 for s in sizes):
             raise ValueError(
                 "hidden_layer_sizes must hold positive integers. "
                 f"Got {self.hidden_layer_sizes!r}."
             )
-        return tuple(int(s) for s in sizes)
+        activation = defaults["activation"] if self.activation is None else self.activation
+        return tuple(int(s) for s in sizes), activation
 
     def _make_prior(self, kind, hyper, Xt, yt, n_out, gen):
         """The network prior object: weights, GP on functions, or None (flat)."""

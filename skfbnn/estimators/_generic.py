@@ -25,10 +25,12 @@ class BayesianNetRegressor(RegressorMixin, BayesianRegressorBase):
     method_params : dict or None, default=None
         Hyperparameters of the method (the named estimator's parameters beyond the common ones);
         unspecified ones take that estimator's defaults.
-    hidden_layer_sizes : tuple of int, default=(50,)
-        Widths of the hidden layers; ``()`` is a linear model.
-    activation : str, default='tanh'
+    hidden_layer_sizes : tuple of int or None, default=None
+        Widths of the hidden layers; ``()`` is a linear model. None: the method's default, (50,), or
+        its own (pcn: (50, 50), pcnl: (50, 50), mala: (50, 50)).
+    activation : str or None, default=None
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+        None: the method's default, 'tanh', or its own (pcn: 'gelu', pcnl: 'gelu', mala: 'gelu').
     random_state : int, RandomState or None, default=None
         Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
         touched.
@@ -67,8 +69,8 @@ class BayesianNetRegressor(RegressorMixin, BayesianRegressorBase):
         *,
         method='fsgld',
         method_params=None,
-        hidden_layer_sizes=(50,),
-        activation='tanh',
+        hidden_layer_sizes=None,
+        activation=None,
         random_state=None,
         device='auto',
         dtype='float32',
@@ -100,10 +102,12 @@ class BayesianNetClassifier(ClassifierMixin, BayesianClassifierBase):
     method_params : dict or None, default=None
         Hyperparameters of the method (the named estimator's parameters beyond the common ones);
         unspecified ones take that estimator's defaults.
-    hidden_layer_sizes : tuple of int, default=(50,)
-        Widths of the hidden layers; ``()`` is a linear model.
-    activation : str, default='tanh'
+    hidden_layer_sizes : tuple of int or None, default=None
+        Widths of the hidden layers; ``()`` is a linear model. None: the method's default, (50,), or
+        its own (pcn: (50, 50), pcnl: (50, 50), mala: (50, 50)).
+    activation : str or None, default=None
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
+        None: the method's default, 'tanh', or its own (pcn: 'gelu', pcnl: 'gelu', mala: 'gelu').
     random_state : int, RandomState or None, default=None
         Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
         touched.
@@ -135,8 +139,8 @@ class BayesianNetClassifier(ClassifierMixin, BayesianClassifierBase):
         *,
         method='fsgld',
         method_params=None,
-        hidden_layer_sizes=(50,),
-        activation='tanh',
+        hidden_layer_sizes=None,
+        activation=None,
         random_state=None,
         device='auto',
         dtype='float32',

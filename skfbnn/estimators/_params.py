@@ -17,7 +17,7 @@ import torch
 
 from .._validation import HasMethods, Interval, StrOptions
 from ..inference.families import FAMILIES
-from ..inference.hyper import Param, merge, param
+from ..inference.hyper import Param, merge, param, with_default
 from ..inference.registry import METHODS
 from ..nn.mlp import ACTIVATIONS
 from ..priors.gp import KERNELS
@@ -25,6 +25,7 @@ from ..priors.gp import KERNELS
 __all__ = [
     "Param",
     "COMMON",
+    "common_params",
     "REGRESSION",
     "GENERIC",
     "method_params",
@@ -53,6 +54,42 @@ COMMON = [
        "objective (optimisers); 2: also per-chain (per-member) log lines on the "
        "``skfbnn`` logger."),
 ]
+
+ARCHITECTURE = ("hidden_layer_sizes", "activation")
+"""The ``COMMON`` entries a method may give its own defaults (``MethodSpec.architecture``)."""
+
+
+def common_params(method: str | None = None) -> list[Param]:
+    """``COMMON`` as a method's estimator shows it.
+
+    With a method, its own network defaults (:attr:`MethodSpec.architecture`, e.g.
+    two GELU layers for the Metropolis-Hastings samplers) replace the library-wide
+    ones. Without (the generic estimators, ``method`` chosen at run time)
+    ``hidden_layer_sizes`` and ``activation`` default to None: the chosen method's.
+
+    Examples
+    --------
+    >>> [p.default for p in common_params("pcn")[:2]], [p.default for p in common_params()[:2]]
+    ([(50, 50), 'gelu'], [None, None])
+    >>> common_params("sgld")[:2] == COMMON[:2]
+    True
+    """
+    if method is not None:
+        own = METHODS[method].architecture
+        return [with_default(p, own[p.name]) if p.name in own else p for p in COMMON]
+    out = []
+    for p in COMMON:
+        if p.name in ARCHITECTURE:
+            own = {m: spec.architecture[p.name] for m, spec in METHODS.items()
+                   if p.name in spec.architecture}
+            type_ = p.doc.split(" : ", 1)[1].split(", default=", 1)[0]
+            text = " ".join(p.doc.split("\n", 1)[1].split())
+            p = param(p.name, None, [None, *p.constraints], f"{type_} or None",
+                      f"{text} None: the method's default, {p.default!r}, or its own ("
+                      + ", ".join(f"{m}: {v!r}" for m, v in own.items()) + ").")
+        out.append(p)
+    return out
+
 
 REGRESSION = [
     _p("noise_std", "learn", [StrOptions({"learn"}), Interval(Real, 0, None, closed="neither")],

@@ -28,9 +28,9 @@ class PCNRegressor(ArviZMixin, RegressorMixin, BayesianRegressorBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(50,)
+    hidden_layer_sizes : tuple of int, default=(50, 50)
         Widths of the hidden layers; ``()`` is a linear model.
-    activation : str, default='tanh'
+    activation : str, default='gelu'
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
     random_state : int, RandomState or None, default=None
         Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
@@ -124,8 +124,8 @@ class PCNRegressor(ArviZMixin, RegressorMixin, BayesianRegressorBase):
     def __init__(
         self,
         *,
-        hidden_layer_sizes=(50,),
-        activation='tanh',
+        hidden_layer_sizes=(50, 50),
+        activation='gelu',
         random_state=None,
         device='auto',
         dtype='float32',
@@ -181,9 +181,9 @@ class PCNClassifier(ArviZMixin, ClassifierMixin, BayesianClassifierBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(50,)
+    hidden_layer_sizes : tuple of int, default=(50, 50)
         Widths of the hidden layers; ``()`` is a linear model.
-    activation : str, default='tanh'
+    activation : str, default='gelu'
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
     random_state : int, RandomState or None, default=None
         Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
@@ -271,8 +271,8 @@ class PCNClassifier(ArviZMixin, ClassifierMixin, BayesianClassifierBase):
     def __init__(
         self,
         *,
-        hidden_layer_sizes=(50,),
-        activation='tanh',
+        hidden_layer_sizes=(50, 50),
+        activation='gelu',
         random_state=None,
         device='auto',
         dtype='float32',

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-__all__ = ["Param", "param", "merge"]
+__all__ = ["Param", "param", "merge", "with_default"]
 
 
 class Param(NamedTuple):
@@ -25,6 +25,19 @@ class Param(NamedTuple):
 def param(name: str, default: Any, constraints: list, type_: str, doc: str) -> Param:
     """Declare a parameter; ``doc`` becomes its numpydoc entry."""
     return Param(name, default, constraints, f"{name} : {type_}, default={default!r}\n    {doc}")
+
+
+def with_default(p: Param, default: Any) -> Param:
+    """``p`` with another default (its numpydoc header updated to match).
+
+    Examples
+    --------
+    >>> with_default(param("n", 1, [int], "int", "Count."), 2).doc.splitlines()[0]
+    'n : int, default=2'
+    """
+    header, _, text = p.doc.partition("\n")
+    head, _, _ = header.rpartition(", default=")
+    return Param(p.name, default, p.constraints, f"{head}, default={default!r}\n{text}")
 
 
 def merge(*tables: tuple[Param, ...] | list[Param]) -> list[Param]:

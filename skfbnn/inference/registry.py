@@ -43,6 +43,12 @@ class MethodSpec(NamedTuple):
         """Names of the module's own hyperparameters."""
         return tuple(p.name for p in self.module.HYPER)
 
+    @property
+    def architecture(self) -> dict:
+        """The method's own defaults of the network's shape (``hidden_layer_sizes``,
+        ``activation``), replacing the library-wide ones; empty for most methods."""
+        return dict(getattr(self.module, "ARCHITECTURE", {}))
+
 
 METHODS: dict[str, MethodSpec] = {
     "sgld": MethodSpec(sgld, family="sampler", prior="weight", posterior="particles"),

@@ -161,6 +161,29 @@ def test_generic_estimator_routes_to_the_method(regression_data):
         BayesianNetRegressor(method="pcn", method_params={"min_epochs": 3}).fit(X, y)
 
 
+def test_family_network_defaults_reach_the_generic_estimator(regression_data):
+    """Two GELU layers of 50 are the family's defaults; the generic estimator's None
+    takes them (and the library's one tanh layer for other methods)."""
+    X, y = regression_data
+    est = PCNLRegressor()
+    assert (est.hidden_layer_sizes, est.activation) == ((50, 50), "gelu")
+    budget = {k: v for k, v in TINY.items() if k != "hidden_layer_sizes"}
+    generic = BayesianNetRegressor(method="pcnl", method_params=budget, random_state=0,
+                                   device="cpu").fit(X, y)
+    named = PCNLRegressor(random_state=0, device="cpu", **budget).fit(X, y)
+    np.testing.assert_allclose(generic.predict(X), named.predict(X))
+    shapes = {k: tuple(v.shape[2:]) for k, v in named.posterior_.draws.items()}
+    assert shapes["0.weight"] == (50, X.shape[1]) and shapes["2.weight"] == (50, 50)
+    other = BayesianNetRegressor(method="sgld", method_params={"n_burnin": 5, "n_samples": 2,
+                                                               "min_epochs": 0},
+                                 random_state=0, device="cpu").fit(X, y)
+    assert tuple(other.posterior_.draws["0.weight"].shape[2:]) == (50, X.shape[1])
+    assert "2.weight" in other.posterior_.draws and other.posterior_.draws[
+        "2.weight"].shape[2] == 1
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        BayesianNetRegressor(method="pcn", hidden_layer_sizes=(0,)).fit(X, y)
+
+
 def test_verbose_logs(regression_data, caplog):
     X, y = regression_data
     with caplog.at_level(logging.INFO, logger="skfbnn"):

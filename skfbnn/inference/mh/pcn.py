@@ -17,7 +17,8 @@ from functools import partial
 
 from torch import Tensor
 
-from .build import (  # noqa: F401  (re-exported: the classifier's likelihood)
+from .build import (  # noqa: F401  (re-exported)
+    ARCHITECTURE,
     CLASSIFICATION_HYPER,
     NTK_HYPER,
     build_mh,
@@ -26,7 +27,7 @@ from .build import (  # noqa: F401  (re-exported: the classifier's likelihood)
 )
 from .kernel import Proposal
 
-__all__ = ["HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build", "classification_likelihood"]
+__all__ = ["ARCHITECTURE", "HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build", "classification_likelihood"]
 
 HYPER = (
     *step_hyper(0.1, "pCN step ``beta`` in (0, 1]: ``phi' = sqrt(1 - beta^2) phi + beta "

@@ -16,7 +16,8 @@ from functools import partial
 
 from torch import Tensor
 
-from .build import (  # noqa: F401  (re-exported: the classifier's likelihood)
+from .build import (  # noqa: F401  (re-exported)
+    ARCHITECTURE,
     CLASSIFICATION_HYPER,
     NTK_HYPER,
     build_mh,
@@ -25,7 +26,7 @@ from .build import (  # noqa: F401  (re-exported: the classifier's likelihood)
 )
 from .kernel import Proposal
 
-__all__ = ["HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build", "classification_likelihood",
+__all__ = ["ARCHITECTURE", "HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build", "classification_likelihood",
            "delta_of"]
 
 HYPER = (
