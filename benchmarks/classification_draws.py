@@ -27,13 +27,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from compare_classification import DATASETS  # noqa: E402  (benchmarks/ is the script's dir)
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from skfbnn import BayesianNetClassifier
 from skfbnn.bench.report import append_record, read_records
-
-from compare_classification import DATASETS  # noqa: E402  (benchmarks/ is the script's dir)
 
 METRICS = ("pooled_log_loss", "per_draw_log_loss", "per_draw_p_true", "logit_spread")
 

@@ -239,7 +239,7 @@ def test_gram_route_gradcheck_and_rank_deficient_fallback():
     A = torch.randn(4, 7, generator=gen, dtype=F64, requires_grad=True)
     L = torch.linalg.cholesky(_spd(4, 1)).requires_grad_(True)
     z = torch.zeros(4, dtype=F64)
-    assert torch.autograd.gradcheck(lambda a, l: gaussian_w2_factor(z, a, z, l, shift1=0.2),
+    assert torch.autograd.gradcheck(lambda a, chol: gaussian_w2_factor(z, a, z, chol, shift1=0.2),
                                     (A, L))
     # r >= n but rank 2: the Gram matrix is singular, the SVD route answers
     low = torch.randn(4, 2, generator=gen, dtype=F64) @ torch.randn(2, 7, generator=gen,

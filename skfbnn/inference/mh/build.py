@@ -19,8 +19,8 @@ from .ntk import NTKLayout
 from .onehot import ShiftedOneHotGaussian
 from .target import WideNetTarget
 
-__all__ = ["ARCHITECTURE", "NTK_HYPER", "CLASSIFICATION_HYPER", "step_hyper", "init", "build_mh", "prior_draws",
-           "gaussian_targets", "classification_likelihood"]
+__all__ = ["ARCHITECTURE", "NTK_HYPER", "CLASSIFICATION_HYPER", "step_hyper", "init", "build_mh",
+           "prior_draws", "gaussian_targets", "classification_likelihood"]
 
 
 ARCHITECTURE = {"hidden_layer_sizes": (50, 50), "activation": "gelu"}

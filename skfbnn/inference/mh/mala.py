@@ -26,7 +26,8 @@ from .build import (  # noqa: F401  (re-exported)
 )
 from .kernel import Proposal
 
-__all__ = ["ARCHITECTURE", "HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build", "classification_likelihood"]
+__all__ = ["ARCHITECTURE", "HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build",
+           "classification_likelihood"]
 
 HYPER = (
     *step_hyper(0.005, "Langevin step ``h`` in ``phi' = phi + h grad log pi(phi) + "

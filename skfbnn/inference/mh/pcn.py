@@ -27,7 +27,8 @@ from .build import (  # noqa: F401  (re-exported)
 )
 from .kernel import Proposal
 
-__all__ = ["ARCHITECTURE", "HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build", "classification_likelihood"]
+__all__ = ["ARCHITECTURE", "HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build",
+           "classification_likelihood"]
 
 HYPER = (
     *step_hyper(0.1, "pCN step ``beta`` in (0, 1]: ``phi' = sqrt(1 - beta^2) phi + beta "

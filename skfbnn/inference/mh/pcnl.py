@@ -26,8 +26,8 @@ from .build import (  # noqa: F401  (re-exported)
 )
 from .kernel import Proposal
 
-__all__ = ["ARCHITECTURE", "HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build", "classification_likelihood",
-           "delta_of"]
+__all__ = ["ARCHITECTURE", "HYPER", "CLASSIFICATION_HYPER", "PROPOSAL", "build",
+           "classification_likelihood", "delta_of"]
 
 HYPER = (
     *step_hyper(0.1, "pCN step ``beta`` in (0, 1] (the noise coefficient); Cotter's "
