@@ -299,13 +299,18 @@ def _run_accept_reject(transform, params, X, y, gen, hyper, problem=None, **kwar
     """Full-batch run from prior draws (:func:`~.mh.build.prior_draws`); with
     ``adapt_step_size`` the step is tuned during burn-in only."""
     from .mh.build import NTK_HYPER, prior_draws
-    from .mh.kernel import adapt_step
+    from .mh.kernel import adapt_step, refresh_noise
 
     if problem is not None:
         ntk = {p.name: hyper[p.name] for p in NTK_HYPER}
         params = prior_draws(problem, {"x": X, "y": y}, params, gen, **ntk)
-    adapt = (partial(adapt_step, target_accept=hyper["target_accept"])
-             if hyper.get("adapt_step_size") else None)
+    step = (partial(adapt_step, target_accept=hyper["target_accept"])
+            if hyper.get("adapt_step_size") else None)
+
+    def adapt(state, info, i):
+        state = refresh_noise(state, i)
+        return state if step is None else step(state, info, i)
+
     return run(transform, params, X, y, gen, n_steps=_accept_reject_steps(hyper),
                batch_size=len(X), n_burnin=hyper["n_burnin"], thinning=hyper["thinning"],
                adapt=adapt, **kwargs)

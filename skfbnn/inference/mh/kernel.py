@@ -20,9 +20,11 @@ from torch import Tensor
 
 from ...nn.functional import Params
 from ..types import Batch
+from .noise import empirical_bayes_log_noise
 from .target import WideNetTarget
 
-__all__ = ["Proposal", "MHState", "MHInfo", "update", "adapt_step", "gaussian_log_ratio"]
+__all__ = ["Proposal", "MHState", "MHInfo", "update", "adapt_step", "refresh_noise",
+           "gaussian_log_ratio"]
 
 
 class Proposal(NamedTuple):
@@ -143,6 +145,36 @@ def coordinate_steps(proposal: Proposal, state: MHState) -> Tensor:
     """Step size of every coordinate ``(D,)``: the shared step times the target's
     per-coordinate scale (smaller for the learned-noise coordinates)."""
     return state.log_step.exp() * state.target.step_scale.pow(proposal.scale_power)
+
+
+NOISE_REFRESH_EVERY = 100
+"""Burn-in steps between two refreshes of a learned noise (:func:`refresh_noise`)."""
+
+
+def refresh_noise(state: MHState, step: int, every: int = NOISE_REFRESH_EVERY) -> MHState:
+    """Burn-in only: every ``every`` steps, move each chain's learned noise coordinate to the
+    empirical-Bayes noise of its current features (the readout's marginal likelihood plus
+    the noise prior, :func:`~.noise.empirical_bayes_log_noise`).
+
+    The noise coordinate's proposal is scaled to the width of its posterior (about
+    ``1 / sqrt(2 n)``), so from its start (the empirical-Bayes noise of the chains' prior
+    features, which a trained network's residuals are far below) it crawls: on energy,
+    1000 burn-in steps took it from 0.17 to 0.12 standardised units against a training
+    residual of 0.05, and the predictive was three times too wide. Like the step-size
+    adaptation this runs during burn-in only, so the kept chain is a valid Metropolis-Hastings
+    chain. The whitened readout keeps its values (it is ``N(0, I)`` given the rest).
+    """
+    target = state.target
+    if not target.n_noise or (step + 1) % every:
+        return state
+    hidden, _ = target.split(state.phi, state.phi_out)
+    features = target.layout.features(hidden, target.X)
+    phi = state.phi.clone()
+    for c in range(phi.shape[0]):
+        eb = empirical_bayes_log_noise(features[c:c + 1], target.Y)
+        phi[c, : target.n_noise] = target.whiten_log_noise(eb)
+    potential, grad = evaluate(target, phi, state.grad is not None)
+    return state._replace(phi=phi, potential=potential, grad=grad)
 
 
 def adapt_step(state: MHState, info: MHInfo, step: int, *, target_accept: float
