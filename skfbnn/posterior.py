@@ -165,6 +165,18 @@ class Ensemble(_Posterior):
         """The members."""
         return self.members
 
+    @torch.no_grad()
+    def predict_f(
+        self, forward: Callable[[Params, Tensor], Tensor], X: Tensor, chunk: int = 4096
+    ) -> Tensor:
+        """Member outputs ``(M, 1, n, n_out)``; members that carry a random function
+        (ifBDE's ``random_function``) add it, ``f + J(x; w_0) w*``."""
+        from .inference.ensemble.random_function import PREFIX, randomized
+
+        if any(k.startswith(PREFIX) for k in self.members):
+            forward = randomized(forward)
+        return super().predict_f(forward, X, chunk)
+
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Ensemble:
         """A copy on ``device`` (and in ``dtype`` if given)."""
         return Ensemble({k: v.to(device, dtype) for k, v in self.members.items()})

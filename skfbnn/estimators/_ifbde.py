@@ -83,6 +83,11 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
     aggregate : str, default='barycenter'
         How the members' linearised Gaussians are combined: their 2-Wasserstein 'barycenter' or the
         plain 'average' of means and covariances.
+    random_function : bool, default=False
+        Add to every member the fixed random function g(x) = J(x; w_0) w* of He et al. (2020) (the
+        ifBNN paper's Eq. 17-18): J the Jacobian at the member's initial weights w_0, w* a draw of
+        the initialisation distribution on the hidden layers and 0 on the readout, so that g ~ GP(0,
+        the hidden layers' part of the NTK at w_0). Used in training and in every prediction.
     nll_beta : float, default=0.5
         beta-NLL weight of the variance heads (Seitzer et al. 2022): each point's log-likelihood is
         weighted by its predicted variance to the power beta (constant for the gradient); 0 is the
@@ -155,6 +160,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         w2_reduction='sum',
         n_measurement_points=32,
         aggregate='barycenter',
+        random_function=False,
         nll_beta=0.5,
         kernel=None,
         prior_fit_iter=100,
@@ -183,6 +189,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         self.w2_reduction = w2_reduction
         self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate
+        self.random_function = random_function
         self.nll_beta = nll_beta
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
@@ -247,6 +254,11 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
     aggregate : str, default='barycenter'
         How the members' linearised Gaussians are combined: their 2-Wasserstein 'barycenter' or the
         plain 'average' of means and covariances.
+    random_function : bool, default=False
+        Add to every member the fixed random function g(x) = J(x; w_0) w* of He et al. (2020) (the
+        ifBNN paper's Eq. 17-18): J the Jacobian at the member's initial weights w_0, w* a draw of
+        the initialisation distribution on the hidden layers and 0 on the readout, so that g ~ GP(0,
+        the hidden layers' part of the NTK at w_0). Used in training and in every prediction.
     kernel : None, str or gpytorch kernel, default=None
         GP prior covariance: None (scaled ARD RBF), one of ['rbf', 'matern12', 'matern32',
         'matern52', 'linear', 'periodic'], or a gpytorch kernel instance (copied, never modified).
@@ -302,6 +314,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         w2_reduction='sum',
         n_measurement_points=32,
         aggregate='barycenter',
+        random_function=False,
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
@@ -327,6 +340,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         self.w2_reduction = w2_reduction
         self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate
+        self.random_function = random_function
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
         self.prior_mean = prior_mean

@@ -28,6 +28,15 @@ The squared W2 distance to the GP prior ``N(m_M, K_MM + nu I)`` (summed over
 outputs, ``reduction="mean"``: per measurement point) is the regulariser.
 With ``beta = 0`` an update is exactly the deep ensemble's. The predictive is
 the members' mixture, as for the deep ensemble.
+
+``random_function=True`` adds to every member the fixed random function
+``g_c(x) = J(x; w_{c,0}) w*_c`` of He et al. (2020), the ifBNN paper's Eq. 17-18
+(:mod:`.random_function`): members are ``f~_c = f_c + g_c`` in the likelihood, in
+the regulariser's means, in the held-out scoring and in every prediction. He et
+al. show that unregularised, noise-free gradient flow of the linearised ``f~``
+ends at a draw of the NTK-GP posterior rather than at its mean; here the members
+are MAP estimates under the weight prior, trained by Adam, so that is a motivation
+and not an identity (for a network without hidden layer ``g = 0``).
 """
 
 from __future__ import annotations
@@ -55,10 +64,12 @@ from ..optim import adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
 from ..vi.ifbnn import check_functional
 from .deep_ensemble import HYPER as ENSEMBLE_HYPER
-from .deep_ensemble import NOISE, REGRESSION_HYPER, EnsembleState, init
+from .deep_ensemble import NOISE, REGRESSION_HYPER, EnsembleState
+from .deep_ensemble import init as ensemble_init
+from .random_function import draw, offset, randomized, split
 
 __all__ = ["HYPER", "REGRESSION_HYPER", "NOISE", "IFBDEInfo", "update", "build",
-           "member_covariances", "conditioned_covariance", "aggregate_w2"]
+           "member_covariances", "conditioned_covariance", "aggregate_w2", "init"]
 
 HYPER = (
     *ENSEMBLE_HYPER,
@@ -73,6 +84,12 @@ HYPER = (
     param("aggregate", "barycenter", [StrOptions({"barycenter", "average"})], "str",
           "How the members' linearised Gaussians are combined: their 2-Wasserstein "
           "'barycenter' or the plain 'average' of means and covariances."),
+    param("random_function", False, ["boolean"], "bool",
+          "Add to every member the fixed random function g(x) = J(x; w_0) w* of He et al. "
+          "(2020) (the ifBNN paper's Eq. 17-18): J the Jacobian at the member's initial "
+          "weights w_0, w* a draw of the initialisation distribution on the hidden layers "
+          "and 0 on the readout, so that g ~ GP(0, the hidden layers' part of the NTK at "
+          "w_0). Used in training and in every prediction."),
 )
 """Estimator parameters of this method (beyond its family's and its prior's)."""
 
@@ -172,22 +189,52 @@ def _cholesky(cov: Tensor) -> Tensor:
     return torch.linalg.cholesky(cov + jitter * eye)
 
 
+def init(
+    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None, *,
+    network=None, n_function_outputs: int | None = None,
+) -> EnsembleState:
+    """Members at ``params``; with ``network`` (``random_function=True``) each also gets
+    its random function (:func:`.random_function.draw`, from ``gen``), stored with its
+    parameters. Adam moments cover the trainable entries only."""
+    if network is None:
+        return ensemble_init(params, batch, gen)
+    own = dict(params)
+    members = {**own, **draw(network, own, gen, n_function_outputs)}
+    return ensemble_init(own, batch, gen)._replace(params=members)
+
+
+class _OwnPrior:
+    """A weight prior that ignores the random function's reserved entries."""
+
+    def __init__(self, prior) -> None:
+        self.prior = prior
+
+    def log_prob(self, params: Params, f_measure=None, measure=None) -> Tensor:
+        return self.prior.log_prob(split(params)[0], f_measure, measure)
+
+
 def update(
     state: EnsembleState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
     log_posterior, learning_rate: Schedule, beta: float, reduction: str, aggregate: str,
-    scale: float,
+    scale: float, forward=None,
 ) -> tuple[EnsembleState, IFBDEInfo]:
-    """One Adam step of every member up the ifBDE objective; pure."""
+    """One Adam step of every member up the ifBDE objective; pure. ``forward`` (the
+    plain network's, with ``random_function=True``) adds ``g`` to the regulariser's
+    means; the likelihood sees it through ``log_posterior``."""
     measure = batch.get("measure")
-    leaves = {k: v.detach().requires_grad_(True) for k, v in state.params.items()}
+    own, fixed = split(state.params)
+    leaves = {k: v.detach().requires_grad_(True) for k, v in own.items()}
     with torch.enable_grad():
-        log_post = log_posterior(leaves, {**batch, "measure": None})
+        log_post = log_posterior({**leaves, **fixed}, {**batch, "measure": None})
         total = log_post.sum()
         if beta and measure is not None:
             n_out = measure.mean.shape[0]
             nugget = problem.prior.functional.nugget
             means, covs = member_covariances(problem, leaves, batch["x"], measure.x, n_out,
                                              scale, nugget)
+            if fixed:  # the members are f + g: g shifts their means, not their NTK
+                g = offset(forward, {**leaves, **fixed}, measure.x.to(batch["x"].dtype))
+                means = means + g[..., :n_out].double().transpose(1, 2)
             w2 = aggregate_w2(means, covs, measure, aggregate)
             if reduction == "mean":
                 w2 = w2 / measure.x.shape[0]
@@ -198,7 +245,8 @@ def update(
     N = problem.n_data
     grads = {k: g / N for k, g in zip(leaves, grads, strict=True)}
     grad_norm = sum(g.reshape(len(g), -1).pow(2).sum(-1) for g in grads.values()).sqrt()
-    params, adam = adam_step(state.params, grads, state.adam, learning_rate(state.step))
+    params, adam = adam_step(own, grads, state.adam, learning_rate(state.step))
+    params = {**params, **fixed}
     objective = log_post.detach() / N
     info = IFBDEInfo(objective, w2.detach().expand_as(objective).to(objective.dtype),
                      grad_norm)
@@ -208,20 +256,40 @@ def update(
 def build(
     problem: BayesProblem, *, learning_rate: Schedule, prior_std: float | None = 1.0,
     beta: float = 1.0, w2_reduction: str = "sum", aggregate: str = "barycenter",
-    n_measurement_points: int | None = None,
+    n_measurement_points: int | None = None, random_function: bool = False,
 ) -> Transform:
     """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian).
 
     The members' own objective is the deep ensemble's: the likelihood plus, with
     ``prior_std``, an isotropic Gaussian weight prior. ``n_measurement_points`` is consumed
     by the estimator, which builds the prior.
+
+    With ``random_function`` (which needs ``problem.network``), ``problem.forward`` is
+    replaced by that of ``f~ = f + g`` (:func:`.random_function.randomized`, the plain
+    one while no member holds a term), so that whatever else the run gives ``problem``
+    to, such as the held-out monitor of ``validation_fraction``, scores the members
+    that are trained.
     """
     check_functional(problem, "ifBDE")
-    members = BayesProblem(problem.forward, problem.likelihood,
-                           None if prior_std is None else WeightPrior(prior_std), problem.n_data)
+    prior = None if prior_std is None else WeightPrior(prior_std)
+    base = getattr(problem.forward, "base", problem.forward)
+    start = init
+    if random_function:
+        if problem.network is None:
+            raise ValueError("random_function=True needs the network's architecture "
+                             "(BayesProblem(network=...)).")
+        problem.forward = randomized(base)
+        prior = None if prior is None else _OwnPrior(prior)
+        per_target = problem.likelihood.n_outputs(1) if hasattr(
+            problem.likelihood, "n_outputs") else 1
+        readout = list(problem.network.parameters())[-1]  # the readout bias (n_out,)
+        start = partial(init, network=problem.network,
+                        n_function_outputs=readout.shape[0] // per_target)
+    members = BayesProblem(problem.forward, problem.likelihood, prior, problem.n_data)
     return Transform(
-        init,
+        start,
         partial(update, problem=problem, log_posterior=make_log_posterior(members),
                 learning_rate=learning_rate, beta=beta, reduction=w2_reduction,
-                aggregate=aggregate, scale=1.0 if prior_std is None else prior_std),
+                aggregate=aggregate, scale=1.0 if prior_std is None else prior_std,
+                forward=base),
     )
