@@ -8,8 +8,15 @@ coverage and fit time are kept. Records are appended to a CSV (resumable); the s
 the candidates per data set and split and picks the best mean rank among the candidates
 never more than 1 nat behind the best.
 
+``--grid random_function`` compares ifBDE with and without its randomised-function term
+(everything else at the defaults) beside the deep ensemble, the reference.
+
 Usage: python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
            [--methods ifbnn fbnn ifbde] [--datasets yacht bostonHousing energy] [--splits 0]
+       python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
+           --grid random_function --methods ifbde ensemble --splits 0 1 \
+           --datasets yacht bostonHousing energy concrete wine-quality-red \
+           --out benchmarks/results/tuning_ifbde_random_function.csv
 """
 
 from __future__ import annotations
@@ -37,6 +44,11 @@ GRID = {
     "fbnn": _grid(prior_nugget=(1e-2,), kl_scale=("batch", "full"), learning_rate=(3e-3,)),
     "ifbde": _grid(beta=(0.1, 1.0), w2_reduction=("sum", "mean")),
 }
+RANDOM_FUNCTION_GRID = {
+    "ifbde": _grid(random_function=(False, True)),
+    "ensemble": [{}],
+}
+GRIDS = {"default": GRID, "random_function": RANDOM_FUNCTION_GRID}
 DATASETS = ("yacht", "bostonHousing", "energy")
 
 
@@ -94,12 +106,14 @@ def main() -> None:
     parser = tuning_parser(__doc__, "benchmarks/results/tuning_functional_vi.csv", [0], 1)
     parser.add_argument("--methods", nargs="+", default=list(GRID))
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--grid", choices=sorted(GRIDS), default="default")
     args = parser.parse_args()
+    grid = GRIDS[args.grid]
     out = Path(args.out)
     records = read_records([out]) if out.exists() else []
     if not args.summary_only:
         done = {(r["dataset"], r["method"], int(r["split"]), r["params"]) for r in records}
-        jobs = [(d, m, s, p) for m in args.methods for p in GRID[m] for d in args.datasets
+        jobs = [(d, m, s, p) for m in args.methods for p in grid[m] for d in args.datasets
                 for s in args.splits if (d, m, s, _key(p)) not in done]
         for rec in Parallel(n_jobs=args.n_jobs, return_as="generator")(
             delayed(validate)(d, m, s, args.data_home, p) for d, m, s, p in jobs

@@ -284,7 +284,7 @@ def build(
             problem.likelihood, "n_outputs") else 1
         readout = list(problem.network.parameters())[-1]  # the readout bias (n_out,)
         start = partial(init, network=problem.network,
-                        n_function_outputs=readout.shape[0] // per_target)
+                        n_function_outputs=max(1, readout.shape[0] // per_target))
     members = BayesProblem(problem.forward, problem.likelihood, prior, problem.n_data)
     return Transform(
         start,

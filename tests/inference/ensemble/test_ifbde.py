@@ -8,7 +8,7 @@ from functools import partial
 import pytest
 import torch
 
-from skfbnn.inference.ensemble import deep_ensemble, ifbde
+from skfbnn.inference.ensemble import deep_ensemble, ifbde, random_function
 from skfbnn.inference.types import BayesProblem
 from skfbnn.likelihoods import HeteroscedasticGaussianLikelihood
 from skfbnn.nn.functional import init_params, make_forward
@@ -147,3 +147,62 @@ def test_conditioned_covariance_matches_the_cholesky_autograd_reference():
     torch.testing.assert_close(g_got, sym(g_ref), rtol=1e-10, atol=1e-12)
     assert torch.autograd.gradcheck(lambda t: ifbde.conditioned_covariance(sym(t), n, 1e-3),
                                     (theta,))
+
+
+def _rf_problem(net, likelihood, n=20):
+    prior = FunctionPrior(FunctionalPrior(None, None, NUGGET))
+    return BayesProblem(make_forward(net), likelihood, prior, n, network=net)
+
+
+def test_random_function_without_hidden_layer_changes_nothing():
+    """w* is zero on the readout, the only layer of a linear model: g = 0, so the run is
+    the one without the term, step for step (the regulariser on)."""
+    net = build_mlp(2, 1, (), "tanh")
+    gen = torch.Generator().manual_seed(8)
+    params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
+    runs = []
+    for flag in (False, True):
+        t = ifbde.build(_rf_problem(net, HeteroscedasticGaussianLikelihood()),
+                        learning_rate=lambda t: 1e-2, beta=1.0, random_function=flag)
+        state, batches = t.init(params, None, torch.Generator().manual_seed(0)), \
+            torch.Generator().manual_seed(1)
+        draw, _ = _draw()
+        for _ in range(4):
+            x = torch.randn(3, 8, 2, generator=batches, dtype=F64)
+            state, _ = t.update(state, {"x": x, "y": torch.sin(x[..., :1]), "measure": draw},
+                                batches)
+        runs.append(state.params)
+    for k in params:
+        torch.testing.assert_close(runs[1][k], runs[0][k], rtol=0, atol=0)
+    assert set(runs[1]) - set(runs[0])  # the (zero) term is stored
+
+
+def test_random_function_enters_the_likelihood_and_the_regulariser_means():
+    """One step's objective is the members' log posterior of f + g, its W2 that of the
+    members' means shifted by g at the measurement points; the term never moves."""
+    net = build_mlp(2, 2, (5,), "tanh")  # a mean and a variance head
+    gen = torch.Generator().manual_seed(9)
+    likelihood = HeteroscedasticGaussianLikelihood()
+    problem = _rf_problem(net, likelihood)
+    params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
+    t = ifbde.build(problem, learning_rate=lambda t: 1e-2, beta=1.0, prior_std=1.0,
+                    random_function=True)
+    state = t.init(params, None, gen)
+    draw, _ = _draw()
+    x = torch.randn(3, 8, 2, generator=gen, dtype=F64)
+    batch = {"x": x, "y": torch.sin(x[..., :1]), "measure": draw}
+    new, info = t.update(state, batch, gen)
+    own, fixed = random_function.split(state.params)
+    base = make_forward(net)
+    f = base(own, x) + random_function.offset(base, state.params, x)
+    expected = (20 / 8 * likelihood.log_prob(f, batch["y"], own)
+                + WeightPrior(1.0).log_prob(own, None, None)) / 20
+    torch.testing.assert_close(info.objective, expected)
+    means, covs = ifbde.member_covariances(problem, own, x, draw.x, 1, 1.0, NUGGET)
+    g = random_function.offset(base, state.params, draw.x)[..., :1].transpose(1, 2)
+    w2 = ifbde.aggregate_w2(means + g, covs, draw, "barycenter")
+    torch.testing.assert_close(info.w2, w2.expand(3))
+    assert not torch.allclose(w2, ifbde.aggregate_w2(means, covs, draw, "barycenter"))
+    for k, v in fixed.items():
+        assert torch.equal(new.params[k], v)
+    assert not torch.equal(new.params["0.weight"], own["0.weight"])
