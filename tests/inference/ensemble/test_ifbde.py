@@ -206,3 +206,35 @@ def test_random_function_enters_the_likelihood_and_the_regulariser_means():
     for k, v in fixed.items():
         assert torch.equal(new.params[k], v)
     assert not torch.equal(new.params["0.weight"], own["0.weight"])
+
+
+def test_trained_linear_members_reach_the_posterior_mean_not_draws_of_it():
+    """Why the random term cannot make MAP members posterior draws without a hidden layer:
+    g = 0 there (w* is zero on the readout), and every member of a linear model maximises
+    the same strictly concave log posterior, so all of them end at the exact Bayesian
+    linear-regression posterior mean (He et al.'s draws need unregularised, noise-free
+    gradient flow from a prior draw)."""
+    import math
+
+    from skfbnn.likelihoods import GaussianLikelihood
+
+    gen = torch.Generator().manual_seed(10)
+    net = build_mlp(2, 1, (), "tanh")
+    n, s, noise = 10, 0.8, 0.3
+    X = torch.randn(n, 2, generator=gen, dtype=F64)
+    y = X @ torch.tensor([[0.5], [-1.0]], dtype=F64) + noise * torch.randn(n, 1, generator=gen,
+                                                                        dtype=F64)
+    problem = BayesProblem(make_forward(net), GaussianLikelihood([noise]),
+                           FunctionPrior(FunctionalPrior(None, None, NUGGET)), n, network=net)
+    steps = 1500
+    t = ifbde.build(problem, learning_rate=lambda i: 0.02 * 0.5 * (1 + math.cos(math.pi * i
+                                                                                / steps)),
+                    prior_std=s, beta=0.0, random_function=True)
+    state = t.init(init_params(net, 4, gen, device=torch.device("cpu"), dtype=F64), None, gen)
+    for _ in range(steps):
+        state, _ = t.update(state, {"x": X, "y": y, "measure": None}, gen)
+    phi = torch.cat([X, torch.ones(n, 1, dtype=F64)], 1)
+    precision = torch.eye(3, dtype=F64) / s**2 + phi.T @ phi / noise**2
+    exact = torch.linalg.solve(precision, phi.T @ y / noise**2).ravel()
+    w = torch.cat([state.params["0.weight"].reshape(4, -1), state.params["0.bias"]], 1)
+    torch.testing.assert_close(w, exact.expand(4, 3), rtol=0, atol=1e-5)
