@@ -20,6 +20,9 @@ data region, and the mean epistemic std in the data region, in the gap
 gap / data and outside / data.
 
 Usage: python examples/plot_extrapolation.py [--out docs/images/extrapolation.png]
+       python examples/plot_extrapolation.py --only ifBDE --set random_function=True
+       (``--only``: these models, printed, no figure; ``--set``: parameters of every model
+       fitted, values read as Python literals, e.g. ``prior_std=None``)
 """
 
 from __future__ import annotations
