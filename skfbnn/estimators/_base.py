@@ -41,7 +41,7 @@ from ..posterior import POSTERIORS, Particles, from_run
 from ..priors.functional import FunctionalPrior, FunctionPrior
 from ..priors.gp import GPPrior, make_kernel
 from ..priors.measurement import MeasurementSampler
-from ..priors.weight import WeightPrior
+from ..priors.weight import HierarchicalWeightPrior, WeightPrior
 from ._params import COMMON, GENERIC, Param, common_params, method_params
 
 __all__ = ["BayesianNetBase"]
@@ -140,6 +140,9 @@ class BayesianNetBase(BaseEstimator):
         self.prior_ = prior.gp if isinstance(prior, FunctionPrior) else None
         functional = prior.functional if isinstance(prior, FunctionPrior) else None
         self.diagnostics_ = self._diagnostics(spec, hyper, result, Xt, functional, checks)
+        if isinstance(prior, HierarchicalWeightPrior):  # the learned scales, per chain
+            self.diagnostics_["prior_std"] = {k: to_numpy(v)
+                                              for k, v in prior.prior_std().items()}
         self._report(self.diagnostics_["warnings"])
         return self
 
@@ -197,6 +200,8 @@ class BayesianNetBase(BaseEstimator):
             return None
         if kind == "weight":
             std = hyper["prior_std"]
+            if std == "learn":
+                return HierarchicalWeightPrior()
             return None if std is None else WeightPrior(std)
         gp_device = float64_device(Xt.device)
         X64 = Xt.to(gp_device, torch.float64)

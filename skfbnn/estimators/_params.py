@@ -116,6 +116,15 @@ PRIORS = {
         _p("prior_std", 1.0, [Interval(Real, 0, None, closed="neither")], "float",
            "Standard deviation of the isotropic Gaussian weight prior."),
     ],
+    "weight_sampler": [
+        _p("prior_std", 1.0, [StrOptions({"learn"}), Interval(Real, 0, None, closed="neither")],
+           "float or 'learn'",
+           "Standard deviation of the isotropic Gaussian weight prior. 'learn': one "
+           "prior precision per layer's weights and per layer's biases, with a "
+           "Gamma(1, 1) hyperprior (standardised units), drawn from its conditional "
+           "by a Gibbs step every 50 steps from the middle of burn-in on; the learned "
+           "scales are in ``diagnostics_['prior_std']``."),
+    ],
     "function": [
         _p("kernel", None, [None, StrOptions(set(KERNELS)), HasMethods(["forward"])],
            "None, str or gpytorch kernel",
@@ -172,6 +181,8 @@ def method_params(method: str, task: str = "regression") -> list[Param]:
                                  if task == "regression" else
                                  getattr(spec.module, "CLASSIFICATION_HYPER", ())))
     prior = PRIORS[spec.prior]
+    if spec.prior == "weight" and spec.family == "sampler":
+        prior = PRIORS["weight_sampler"]
     if spec.prior == "function" and spec.family == "sampler":
         prior = [*prior, *FUNCTIONAL_SAMPLER]
     return merge(merge(FAMILIES[spec.family].params, own, prior), own)

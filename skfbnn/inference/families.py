@@ -70,19 +70,24 @@ def _count(name: str, default: int, doc: str, low: int = 1) -> Param:
 
 _BATCH = _count("batch_size", 64, "Minibatch size (full batch when larger than the data).")
 
+SMALL_DATA_ROWS = 2048
+"""Data sets up to this many rows are sampled with ``SMALL_DATA_BATCH`` rows per step."""
+SMALL_DATA_BATCH = 256
+"""The sampler's ``batch_size="auto"`` on small data sets (nearly the full batch)."""
 MIN_BATCH = 64
-"""The sampler's ``batch_size="auto"`` on data sets small enough for ``min_epochs``
-passes of this many rows within ``max_steps`` steps."""
+"""The sampler's ``batch_size="auto"`` above ``SMALL_DATA_ROWS`` rows, on data sets
+small enough for ``min_epochs`` passes of this many rows within ``max_steps`` steps."""
 MAX_BATCH = 1024
 """The largest batch ``batch_size="auto"`` grows to."""
 
 _SAMPLER_BATCH = param(
     "batch_size", "auto",
     [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")], "int or 'auto'",
-    f"Minibatch size (full batch when larger than the data). 'auto': {MIN_BATCH} rows, "
+    f"Minibatch size (full batch when larger than the data). 'auto': {SMALL_DATA_BATCH} "
+    f"rows on data sets of up to {SMALL_DATA_ROWS} rows (less minibatch noise: a chain "
+    f"heated by it gave a predictive too wide on small data), else {MIN_BATCH} rows, "
     "grown on large data sets so that ``min_epochs`` passes fit in ``max_steps`` steps "
-    f"(at most {MAX_BATCH} rows; see ``sampler_batch``): a step costs about the same "
-    "with a larger batch, and its gradient is less noisy.")
+    f"(at most {MAX_BATCH} rows; see ``sampler_batch``).")
 
 SAMPLING = (
     _count("n_chains", 4, "Independent chains, vectorised over a leading batch dimension."),
@@ -110,10 +115,15 @@ SAMPLING = (
 def sampler_batch(hyper: dict, n_data: int) -> int:
     """The minibatch size of a sampler run on ``n_data`` rows.
 
-    An integer ``batch_size`` is used as given. ``"auto"`` is ``MIN_BATCH`` rows,
+    An integer ``batch_size`` is used as given. ``"auto"`` is ``SMALL_DATA_BATCH``
+    rows on data sets of up to ``SMALL_DATA_ROWS`` rows; above, ``MIN_BATCH`` rows
     or, when ``min_epochs`` passes of those would take more than ``max_steps``
     steps, the smallest batch with which they take ``max_steps`` (at most
-    ``MAX_BATCH``). Chosen on validation rows of protein (32 925 rows): batch 64
+    ``MAX_BATCH``). On validation rows of the five small UCI sets 256 rows (the
+    full batch of yacht and Boston) beat 64 for every sampler on average
+    (``benchmarks/results/tuning_prior_learn.csv``, ``tuning_small_batch.csv``);
+    kin8nm (5 898 rows) lost with it (1.234 against 1.261), and protein
+    (32 925 rows): batch 64
     capped at 20 000 steps made 39 passes and underfitted (validation
     log-likelihood -2.911); the batch of 330 that makes 200 passes in those
     steps reached -2.887 at the same cost per step, about as much as doubling
@@ -124,13 +134,15 @@ def sampler_batch(hyper: dict, n_data: int) -> int:
     --------
     >>> h = {"batch_size": "auto", "min_epochs": 200, "max_steps": 20000}
     >>> sampler_batch(h, 1000), sampler_batch(h, 6400), sampler_batch(h, 32925)
-    (64, 64, 330)
+    (256, 64, 330)
     >>> sampler_batch(h, 10**6), sampler_batch({**h, "batch_size": 32}, 10**6)
     (1024, 32)
     """
     batch = hyper["batch_size"]
     if batch != "auto":
         return batch
+    if n_data <= SMALL_DATA_ROWS:
+        return SMALL_DATA_BATCH
     if not hyper.get("min_epochs") or hyper.get("max_steps") is None:
         return MIN_BATCH
     wanted = math.ceil(hyper["min_epochs"] * n_data / hyper["max_steps"])
@@ -176,8 +188,23 @@ def _sampler_kwargs(hyper: dict, n_data: int) -> dict:
             "n_burnin": sampler_lengths(hyper, n_data)[0]}
 
 
+GIBBS_EVERY = 50
+"""Steps between the Gibbs steps of a prior with resampled hyperparameters
+(``prior_std="learn"``). The first comes after half of burn-in: a Gibbs step at the
+small initial weights sets a small prior scale that keeps them small (yacht,
+SGHMC: the first layer's learned scale ended at 0.40 with Gibbs steps from the
+start, at 0.65-0.80 with the first one after half of burn-in)."""
+
+
 def _run_sampler(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:
     n_burnin, thinning = sampler_lengths(hyper, len(X))
+    resample = getattr(getattr(problem, "prior", None), "resample", None)
+    if resample is not None:  # Gibbs steps of the prior's hyperparameters, whole run
+        def monitor(step, state):
+            if step >= n_burnin // 2 and (step + 1) % GIBBS_EVERY == 0:
+                resample(state.params, gen)
+
+        kwargs["monitor"] = monitor
     return run(transform, params, X, y, gen, n_steps=_n_steps(hyper, len(X)),
                batch_size=sampler_batch(hyper, len(X)), n_burnin=n_burnin, thinning=thinning,
                **kwargs)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 
+import torch
 from torch import Tensor
 
 from ..nn.functional import Params
 
-__all__ = ["NOISE_KEY", "WeightPrior", "network_params", "isotropic_log_prior"]
+__all__ = ["NOISE_KEY", "WeightPrior", "HierarchicalWeightPrior", "network_params",
+           "isotropic_log_prior"]
 
 NOISE_KEY = "log_noise"
 """Reserved parameter name for the log observation-noise std (regression)."""
@@ -62,3 +64,77 @@ class WeightPrior:
     def log_prob(self, params: Params, f_measure=None, measure=None) -> Tensor:
         """``sum log N(w; 0, std^2)`` per leading parameter set."""
         return isotropic_log_prior(params, self.std)
+
+
+HYPER_SHAPE = 1.0
+"""Shape ``a`` of the Gamma(a, b) hyperprior on each group's weight precision."""
+HYPER_RATE = 1.0
+"""Rate ``b`` of that hyperprior (standardised units: prior mean precision 1)."""
+
+
+class HierarchicalWeightPrior:
+    """Gaussian weight prior with a learned precision per parameter group.
+
+    Each network parameter tensor (a layer's weights, or its biases) is a
+    group ``g`` with ``w_g ~ N(0, 1 / lambda_g)`` and ``lambda_g ~ Gamma(a, b)``
+    (``HYPER_SHAPE``, ``HYPER_RATE``), one ``lambda_g`` per chain. The
+    precisions are not moved by the gradient dynamics: :meth:`resample` draws
+    them from their exact conditional ``Gamma(a + n_g / 2, b + |w_g|^2 / 2)``
+    (a Gibbs step, as in the SGHMC of Chen et al. 2014), and :meth:`log_prob`
+    is the Gaussian prior of the weights at the current precisions. The
+    precisions are state of the run, so one prior object serves one fit.
+
+    Examples
+    --------
+    >>> import torch
+    >>> prior = HierarchicalWeightPrior()
+    >>> params = {"w": torch.zeros(2, 3, 4), "b": torch.zeros(2, 4)}
+    >>> prior.log_prob(params).shape
+    torch.Size([2])
+    >>> prior.resample(params, torch.Generator().manual_seed(0))
+    >>> sorted(prior.precision), prior.precision["w"].shape
+    (['b', 'w'], torch.Size([2]))
+    """
+
+    def __init__(self, shape: float = HYPER_SHAPE, rate: float = HYPER_RATE) -> None:
+        self.shape, self.rate = float(shape), float(rate)
+        self.precision: dict[str, Tensor] = {}
+
+    def _precision(self, key: str, value: Tensor) -> Tensor:
+        """The group's precision per chain ``(C,)``: the hyperprior mean until resampled."""
+        if key not in self.precision:
+            mean = self.shape / self.rate
+            self.precision[key] = value.new_full((value.shape[0],), mean).detach()
+        return self.precision[key]
+
+    def log_prob(self, params: Params, f_measure=None, measure=None) -> Tensor:
+        """``sum_g log N(w_g; 0, 1 / lambda_g)`` per leading parameter set."""
+        total = 0.0
+        for key, value in network_params(params).items():
+            flat = value.reshape(value.shape[0], -1)
+            lam = self._precision(key, value)
+            total = total + 0.5 * flat.shape[1] * (lam.log() - math.log(2 * math.pi)) \
+                - 0.5 * lam * flat.pow(2).sum(-1)
+        return total
+
+    def resample(self, params: Params, gen: torch.Generator) -> None:
+        """Gibbs step: draw every group's precision from its conditional given ``params``.
+
+        ``Gamma(a + n/2, 1)`` is drawn exactly as half a chi-square with ``2a + n``
+        degrees of freedom (a sum of squared standard normals from ``gen``), which
+        needs ``2 a`` to be an integer.
+        """
+        dof = 2.0 * self.shape
+        if dof != int(dof):
+            raise ValueError(f"shape must be a multiple of 1/2. Got {self.shape!r}.")
+        for key, value in network_params(params).items():
+            flat = value.detach().reshape(value.shape[0], -1)
+            k = int(dof) + flat.shape[1]
+            z = torch.randn((flat.shape[0], k), generator=gen, device=gen.device,
+                            dtype=flat.dtype).to(flat.device)
+            gamma = 0.5 * z.pow(2).sum(-1)
+            self.precision[key] = gamma / (self.rate + 0.5 * flat.pow(2).sum(-1))
+
+    def prior_std(self) -> dict[str, Tensor]:
+        """The current prior standard deviation ``lambda_g^{-1/2}`` per group and chain."""
+        return {k: v.rsqrt() for k, v in self.precision.items()}

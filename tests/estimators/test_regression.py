@@ -474,3 +474,33 @@ def test_default_fits_on_real_data_do_not_warn(cls):
         warnings.simplefilter("error", SamplerDivergenceWarning)
         est = cls(random_state=0, device="cpu").fit(X, y)
     assert 0.5 < est.diagnostics_["predictive_spread"][0] < 2
+
+
+# ------------------------------------------------------------------ learned weight prior
+@pytest.mark.parametrize("cls", [skfbnn.SGLDRegressor, skfbnn.SGHMCRegressor])
+def test_learned_prior_std_is_reported_per_layer_and_chain(cls, regression_data):
+    X, y = regression_data
+    est = make(cls, prior_std="learn", n_chains=3).fit(X, y)
+    learned = est.diagnostics_["prior_std"]
+    assert set(learned) == set(est.network_.state_dict())  # weights and biases per layer
+    for value in learned.values():
+        assert value.shape == (3,) and np.isfinite(value).all() and (value > 0).all()
+        assert not np.allclose(value, 1.0)  # a Gibbs step ran (1 is the hyperprior mean)
+    assert np.isfinite(est.predict(X)).all()
+    # Same seed, same learned scales: the Gibbs steps draw from the one generator.
+    again = make(cls, prior_std="learn", n_chains=3).fit(X, y)
+    for k, v in learned.items():
+        assert_array_equal(again.diagnostics_["prior_std"][k], v)
+
+
+def test_a_fixed_prior_std_reports_no_learned_scale(regression_data):
+    X, y = regression_data
+    assert "prior_std" not in fitted(skfbnn.SGHMCRegressor, X, y).diagnostics_
+
+
+@pytest.mark.parametrize("cls", [skfbnn.SGHMCRegressor, skfbnn.BBBRegressor])
+def test_bad_prior_std_names_the_parameter(cls, regression_data):
+    X, y = regression_data
+    bad = "gibbs" if cls is skfbnn.SGHMCRegressor else "learn"  # BBB needs a fixed scale
+    with pytest.raises(ValueError, match="prior_std"):
+        make(cls, prior_std=bad).fit(X, y)

@@ -125,13 +125,23 @@ def test_sampler_min_epochs_stretches_burnin_and_thinning():
 
 
 def test_auto_batch_grows_so_min_epochs_fit_in_max_steps():
-    from skfbnn.inference.families import MAX_BATCH, MIN_BATCH, sampler_batch, sampler_lengths
+    from skfbnn.inference.families import (
+        MAX_BATCH,
+        MIN_BATCH,
+        SMALL_DATA_BATCH,
+        SMALL_DATA_ROWS,
+        sampler_batch,
+        sampler_lengths,
+    )
 
     hyper = {"n_burnin": 80, "n_samples": 4, "thinning": 5, "min_epochs": 10,
-             "max_steps": 100, "batch_size": "auto"}
-    assert sampler_batch(hyper, 50) == MIN_BATCH  # full batch below MIN_BATCH rows
-    assert sampler_batch(hyper, 640) == MIN_BATCH  # 10 passes of 64 rows: exactly 100 steps
-    assert sampler_batch(hyper, 641) == MIN_BATCH + 1
+             "max_steps": 1000, "batch_size": "auto"}
+    assert sampler_batch(hyper, 50) == SMALL_DATA_BATCH  # full batch (the stream caps it)
+    assert sampler_batch(hyper, SMALL_DATA_ROWS) == SMALL_DATA_BATCH
+    n = 100 * MIN_BATCH  # 10 passes of 64 rows: exactly 1000 steps
+    assert n > SMALL_DATA_ROWS and sampler_batch(hyper, n) == MIN_BATCH
+    assert sampler_batch(hyper, n + 100) == MIN_BATCH + 1
+    hyper["max_steps"] = 100
     assert sampler_batch(hyper, 5000) == 500  # 10 passes of 500 rows in 100 steps
     assert sampler_batch(hyper, 10**6) == MAX_BATCH
     assert sampler_batch({**hyper, "max_steps": None}, 10**6) == MIN_BATCH
