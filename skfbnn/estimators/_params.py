@@ -117,7 +117,8 @@ PRIORS = {
            "Standard deviation of the isotropic Gaussian weight prior."),
     ],
     "weight_sampler": [
-        _p("prior_std", 1.0, [StrOptions({"learn"}), Interval(Real, 0, None, closed="neither")],
+        _p("prior_std", "learn",
+           [StrOptions({"learn"}), Interval(Real, 0, None, closed="neither")],
            "float or 'learn'",
            "Standard deviation of the isotropic Gaussian weight prior. 'learn': one "
            "prior precision per layer's weights and per layer's biases, with a "

@@ -80,7 +80,7 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
         during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
         Springenberg et al. 2016), so one step size suits every parameter and data set.
-    prior_std : float or 'learn', default=1.0
+    prior_std : float or 'learn', default='learn'
         Standard deviation of the isotropic Gaussian weight prior. 'learn': one prior precision per
         layer's weights and per layer's biases, with a Gamma(1, 1) hyperprior (standardised units),
         drawn from its conditional by a Gibbs step every 50 steps from the middle of burn-in on; the
@@ -124,7 +124,7 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         friction=0.1,
         n_leapfrog=50,
         preconditioner='adaptive',
-        prior_std=1.0,
+        prior_std='learn',
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -209,7 +209,7 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
         during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
         Springenberg et al. 2016), so one step size suits every parameter and data set.
-    prior_std : float or 'learn', default=1.0
+    prior_std : float or 'learn', default='learn'
         Standard deviation of the isotropic Gaussian weight prior. 'learn': one prior precision per
         layer's weights and per layer's biases, with a Gamma(1, 1) hyperprior (standardised units),
         drawn from its conditional by a Gibbs step every 50 steps from the middle of burn-in on; the
@@ -250,7 +250,7 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         friction=0.1,
         n_leapfrog=50,
         preconditioner='adaptive',
-        prior_std=1.0,
+        prior_std='learn',
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation

@@ -493,9 +493,10 @@ def test_learned_prior_std_is_reported_per_layer_and_chain(cls, regression_data)
         assert_array_equal(again.diagnostics_["prior_std"][k], v)
 
 
-def test_a_fixed_prior_std_reports_no_learned_scale(regression_data):
+def test_the_learned_scale_is_reported_by_default_only(regression_data):
     X, y = regression_data
-    assert "prior_std" not in fitted(skfbnn.SGHMCRegressor, X, y).diagnostics_
+    assert "prior_std" not in fitted(skfbnn.SGHMCRegressor, X, y, prior_std=1.0).diagnostics_
+    assert "prior_std" in fitted(skfbnn.SGHMCRegressor, X, y).diagnostics_  # 'learn
 
 
 @pytest.mark.parametrize("cls", [skfbnn.SGHMCRegressor, skfbnn.BBBRegressor])
