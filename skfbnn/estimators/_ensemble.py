@@ -67,6 +67,11 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
     prior_std : float or None, default=1.0
         Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
         (BDE); None trains by maximum likelihood.
+    anchored : bool, default=False
+        Centre each member's weight penalty at its own draw from the prior, |w - a|^2 / (2
+        prior_std^2) with a ~ N(0, prior_std^2), drawn once per fit (anchored ensembles, Pearce et
+        al. 2020: randomise-then-optimise). Targets are not perturbed (a learned noise head would
+        absorb the perturbation). Needs prior_std.
     nll_beta : float, default=0.5
         beta-NLL weight of the variance heads (Seitzer et al. 2022): each point's log-likelihood is
         weighted by its predicted variance to the power beta (constant for the gradient); 0 is the
@@ -117,6 +122,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         batch_size=64,
         lr_schedule='cosine',
         prior_std=1.0,
+        anchored=False,
         nll_beta=0.5,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -135,6 +141,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule
         self.prior_std = prior_std
+        self.anchored = anchored
         self.nll_beta = nll_beta
     # END GENERATED __init__
 
@@ -181,6 +188,11 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
     prior_std : float or None, default=1.0
         Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
         (BDE); None trains by maximum likelihood.
+    anchored : bool, default=False
+        Centre each member's weight penalty at its own draw from the prior, |w - a|^2 / (2
+        prior_std^2) with a ~ N(0, prior_std^2), drawn once per fit (anchored ensembles, Pearce et
+        al. 2020: randomise-then-optimise). Targets are not perturbed (a learned noise head would
+        absorb the perturbation). Needs prior_std.
 
     Examples
     --------
@@ -212,6 +224,7 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         batch_size=64,
         lr_schedule='cosine',
         prior_std=1.0,
+        anchored=False,
     ) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
@@ -227,4 +240,5 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule
         self.prior_std = prior_std
+        self.anchored = anchored
     # END GENERATED __init__

@@ -72,6 +72,11 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
     prior_std : float or None, default=1.0
         Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
         (BDE); None trains by maximum likelihood.
+    anchored : bool, default=False
+        Centre each member's weight penalty at its own draw from the prior, |w - a|^2 / (2
+        prior_std^2) with a ~ N(0, prior_std^2), drawn once per fit (anchored ensembles, Pearce et
+        al. 2020: randomise-then-optimise). Targets are not perturbed (a learned noise head would
+        absorb the perturbation). Needs prior_std.
     beta : float, default=1.0
         Weight of the 2-Wasserstein regulariser (0: the deep ensemble).
     w2_reduction : str, default='sum'
@@ -156,6 +161,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         batch_size=64,
         lr_schedule='cosine',
         prior_std=1.0,
+        anchored=False,
         beta=1.0,
         w2_reduction='sum',
         n_measurement_points=32,
@@ -185,6 +191,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule
         self.prior_std = prior_std
+        self.anchored = anchored
         self.beta = beta
         self.w2_reduction = w2_reduction
         self.n_measurement_points = n_measurement_points
@@ -243,6 +250,11 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
     prior_std : float or None, default=1.0
         Standard deviation of an isotropic Gaussian weight prior making each member a MAP estimate
         (BDE); None trains by maximum likelihood.
+    anchored : bool, default=False
+        Centre each member's weight penalty at its own draw from the prior, |w - a|^2 / (2
+        prior_std^2) with a ~ N(0, prior_std^2), drawn once per fit (anchored ensembles, Pearce et
+        al. 2020: randomise-then-optimise). Targets are not perturbed (a learned noise head would
+        absorb the perturbation). Needs prior_std.
     beta : float, default=1.0
         Weight of the 2-Wasserstein regulariser (0: the deep ensemble).
     w2_reduction : str, default='sum'
@@ -310,6 +322,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         batch_size=64,
         lr_schedule='cosine',
         prior_std=1.0,
+        anchored=False,
         beta=1.0,
         w2_reduction='sum',
         n_measurement_points=32,
@@ -336,6 +349,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         self.batch_size = batch_size
         self.lr_schedule = lr_schedule
         self.prior_std = prior_std
+        self.anchored = anchored
         self.beta = beta
         self.w2_reduction = w2_reduction
         self.n_measurement_points = n_measurement_points

@@ -9,6 +9,8 @@ output, :class:`~skfbnn.likelihoods.HeteroscedasticGaussianLikelihood`) when
 the noise is learned. With ``prior_std`` set, each member is a MAP estimate
 under the isotropic Gaussian weight prior (the Bayesian deep ensemble, BDE,
 baseline of the ifBNN paper); without it, maximum likelihood as in the paper.
+With ``anchored=True`` each member's penalty is centred at its own prior draw
+instead of zero (randomise-then-optimise, :mod:`.anchored`).
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from ..hyper import param
 from ..objective import grad_and_value, make_log_posterior
 from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
+from . import anchored as anchors
 
 __all__ = [
     "HYPER", "REGRESSION_HYPER", "NOISE", "EnsembleState", "EnsembleInfo", "init", "update",
-    "build",
+    "build", "check_anchored",
 ]
 
 HYPER = (
@@ -37,6 +40,12 @@ HYPER = (
           "float or None",
           "Standard deviation of an isotropic Gaussian weight prior making each "
           "member a MAP estimate (BDE); None trains by maximum likelihood."),
+    param("anchored", False, ["boolean"], "bool",
+          "Centre each member's weight penalty at its own draw from the prior, "
+          "|w - a|^2 / (2 prior_std^2) with a ~ N(0, prior_std^2), drawn once per fit "
+          "(anchored ensembles, Pearce et al. 2020: randomise-then-optimise). Targets "
+          "are not perturbed (a learned noise head would absorb the perturbation). "
+          "Needs prior_std."),
 )
 """Estimator parameters of this method (beyond its family's)."""
 
@@ -70,22 +79,33 @@ class EnsembleInfo(NamedTuple):
 
 
 def init(
-    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None
+    params: Params, batch: Batch | None = None, gen: torch.Generator | None = None, *,
+    anchor_std: float | None = None,
 ) -> EnsembleState:
-    """Members at ``params`` (one independent initialisation per member)."""
+    """Members at ``params`` (one independent initialisation per member); with
+    ``anchor_std`` each also gets its anchor (:func:`.anchored.draw`, from ``gen``),
+    stored with its parameters. Adam moments cover the trainable entries only."""
+    own = anchors.split(params)[0]
+    if anchor_std is not None:
+        if gen is None:
+            raise ValueError("anchored=True draws the anchors from a generator: pass gen.")
+        params = {**params, **anchors.draw(params, anchor_std, gen)}
     n = next(iter(params.values())).shape[0]
-    return EnsembleState(params, adam_init(params), torch.full((n,), float("nan")), 0)
+    return EnsembleState(params, adam_init(own), torch.full((n,), float("nan")), 0)
 
 
 def update(
     state: EnsembleState, batch: Batch, gen: torch.Generator, *, log_posterior,
     n_data: int, learning_rate: Schedule,
 ) -> tuple[EnsembleState, EnsembleInfo]:
-    """One Adam step of every member up its log posterior per datum; pure."""
-    grads, log_post = grad_and_value(log_posterior, state.params, batch)
+    """One Adam step of every member up its log posterior per datum; pure. Reserved
+    entries (anchors) are inputs of the objective, never moved."""
+    own, fixed = anchors.split(state.params)
+    grads, log_post = grad_and_value(lambda p, b: log_posterior({**p, **fixed}, b), own, batch)
     grads = {k: g / n_data for k, g in grads.items()}
     grad_norm = sum(g.reshape(len(g), -1).pow(2).sum(-1) for g in grads.values()).sqrt()
-    params, adam = adam_step(state.params, grads, state.adam, learning_rate(state.step))
+    params, adam = adam_step(own, grads, state.adam, learning_rate(state.step))
+    params = {**params, **fixed}
     objective = log_post / n_data
     return EnsembleState(params, adam, objective, state.step + 1), EnsembleInfo(
         objective, grad_norm
@@ -93,15 +113,39 @@ def update(
 
 
 def build(
-    problem: BayesProblem, *, learning_rate: Schedule, prior_std: float | None = None
+    problem: BayesProblem, *, learning_rate: Schedule, prior_std: float | None = None,
+    anchored: bool = False,
 ) -> Transform:
     """Bind ``problem``; its prior (``None`` for maximum likelihood) sets the penalty.
 
     ``prior_std`` is consumed by the estimator, which builds ``problem.prior``;
-    it is accepted here so that a method's parameters all reach ``build``.
+    it is accepted here so that a method's parameters all reach ``build``. With
+    ``anchored`` the penalty is :class:`.anchored.AnchoredPrior` (``prior_std``),
+    centred at anchors that ``init`` draws from its generator.
     """
+    anchor_std = check_anchored(anchored, prior_std)
+    if anchor_std is not None:
+        problem = BayesProblem(problem.forward, problem.likelihood,
+                               anchors.AnchoredPrior(anchor_std), problem.n_data)
     return Transform(
-        init,
+        partial(init, anchor_std=anchor_std),
         partial(update, log_posterior=make_log_posterior(problem), n_data=problem.n_data,
                 learning_rate=learning_rate),
     )
+
+
+def check_anchored(anchored: bool, prior_std: float | None) -> float | None:
+    """The anchors' standard deviation (None without anchors); ``anchored=True``
+    needs a Gaussian weight prior.
+
+    Examples
+    --------
+    >>> check_anchored(True, 0.5), check_anchored(False, 0.5)
+    (0.5, None)
+    """
+    if not anchored:
+        return None
+    if prior_std is None or isinstance(prior_std, str):
+        raise ValueError("anchored=True centres a Gaussian weight prior at a draw from it: "
+                         f"it needs a float prior_std. Got prior_std={prior_std!r}.")
+    return float(prior_std)

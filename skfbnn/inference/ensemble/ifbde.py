@@ -37,6 +37,9 @@ al. show that unregularised, noise-free gradient flow of the linearised ``f~``
 ends at a draw of the NTK-GP posterior rather than at its mean; here the members
 are MAP estimates under the weight prior, trained by Adam, so that is a motivation
 and not an identity (for a network without hidden layer ``g = 0``).
+
+``anchored=True`` centres each member's weight penalty at its own prior draw, as
+for the deep ensemble (:mod:`.anchored`); the regulariser is unchanged.
 """
 
 from __future__ import annotations
@@ -63,8 +66,10 @@ from ..objective import make_log_posterior
 from ..optim import adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
 from ..vi.ifbnn import check_functional
+from .anchored import AnchoredPrior
+from .anchored import split as split_fixed
 from .deep_ensemble import HYPER as ENSEMBLE_HYPER
-from .deep_ensemble import NOISE, REGRESSION_HYPER, EnsembleState
+from .deep_ensemble import NOISE, REGRESSION_HYPER, EnsembleState, check_anchored
 from .deep_ensemble import init as ensemble_init
 from .random_function import draw, offset, randomized, split
 
@@ -191,16 +196,18 @@ def _cholesky(cov: Tensor) -> Tensor:
 
 def init(
     params: Params, batch: Batch | None = None, gen: torch.Generator | None = None, *,
-    network=None, n_function_outputs: int | None = None,
+    network=None, n_function_outputs: int | None = None, anchor_std: float | None = None,
 ) -> EnsembleState:
     """Members at ``params``; with ``network`` (``random_function=True``) each also gets
-    its random function (:func:`.random_function.draw`, from ``gen``), stored with its
-    parameters. Adam moments cover the trainable entries only."""
+    its random function (:func:`.random_function.draw`, from ``gen``), and with
+    ``anchor_std`` its anchor (:func:`.anchored.draw`), stored with its parameters.
+    Adam moments cover the trainable entries only."""
     if network is None:
-        return ensemble_init(params, batch, gen)
+        return ensemble_init(params, batch, gen, anchor_std=anchor_std)
     own = dict(params)
-    members = {**own, **draw(network, own, gen, n_function_outputs)}
-    return ensemble_init(own, batch, gen)._replace(params=members)
+    state = ensemble_init(own, batch, gen, anchor_std=anchor_std)
+    return state._replace(params={**state.params,
+                                  **draw(network, own, gen, n_function_outputs)})
 
 
 class _OwnPrior:
@@ -222,7 +229,7 @@ def update(
     plain network's, with ``random_function=True``) adds ``g`` to the regulariser's
     means; the likelihood sees it through ``log_posterior``."""
     measure = batch.get("measure")
-    own, fixed = split(state.params)
+    own, fixed = split_fixed(state.params)
     leaves = {k: v.detach().requires_grad_(True) for k, v in own.items()}
     with torch.enable_grad():
         log_post = log_posterior({**leaves, **fixed}, {**batch, "measure": None})
@@ -232,8 +239,8 @@ def update(
             nugget = problem.prior.functional.nugget
             means, covs = member_covariances(problem, leaves, batch["x"], measure.x, n_out,
                                              scale, nugget)
-            if fixed:  # the members are f + g: g shifts their means, not their NTK
-                g = offset(forward, {**leaves, **fixed}, measure.x.to(batch["x"].dtype))
+            g = offset(forward, {**leaves, **fixed}, measure.x.to(batch["x"].dtype))
+            if g is not None:  # the members are f + g: g shifts their means, not their NTK
                 means = means + g[..., :n_out].double().transpose(1, 2)
             w2 = aggregate_w2(means, covs, measure, aggregate)
             if reduction == "mean":
@@ -257,6 +264,7 @@ def build(
     problem: BayesProblem, *, learning_rate: Schedule, prior_std: float | None = 1.0,
     beta: float = 1.0, w2_reduction: str = "sum", aggregate: str = "barycenter",
     n_measurement_points: int | None = None, random_function: bool = False,
+    anchored: bool = False,
 ) -> Transform:
     """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian).
 
@@ -269,11 +277,15 @@ def build(
     one while no member holds a term), so that whatever else the run gives ``problem``
     to, such as the held-out monitor of ``validation_fraction``, scores the members
     that are trained.
+
+    With ``anchored`` the members' weight penalty is centred at their anchors
+    (:class:`.anchored.AnchoredPrior`, which ignores the random function's entries).
     """
     check_functional(problem, "ifBDE")
+    anchor_std = check_anchored(anchored, prior_std)
     prior = None if prior_std is None else WeightPrior(prior_std)
     base = getattr(problem.forward, "base", problem.forward)
-    start = init
+    start = partial(init, anchor_std=anchor_std)
     if random_function:
         if problem.network is None:
             raise ValueError("random_function=True needs the network's architecture "
@@ -283,8 +295,10 @@ def build(
         per_target = problem.likelihood.n_outputs(1) if hasattr(
             problem.likelihood, "n_outputs") else 1
         readout = list(problem.network.parameters())[-1]  # the readout bias (n_out,)
-        start = partial(init, network=problem.network,
+        start = partial(init, network=problem.network, anchor_std=anchor_std,
                         n_function_outputs=max(1, readout.shape[0] // per_target))
+    if anchor_std is not None:
+        prior = AnchoredPrior(anchor_std)
     members = BayesProblem(problem.forward, problem.likelihood, prior, problem.n_data)
     return Transform(
         start,
