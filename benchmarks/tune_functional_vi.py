@@ -10,6 +10,8 @@ never more than 1 nat behind the best.
 
 ``--grid random_function`` compares ifBDE with and without its randomised-function term
 (everything else at the defaults) beside the deep ensemble, the reference.
+``--grid anchored`` compares ifBDE and the deep ensemble with and without anchored members
+(each member's weight penalty centred at its own prior draw).
 
 Usage: python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
            [--methods ifbnn fbnn ifbde] [--datasets yacht bostonHousing energy] [--splits 0]
@@ -17,6 +19,9 @@ Usage: python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
            --grid random_function --methods ifbde ensemble --splits 0 1 \
            --datasets yacht bostonHousing energy concrete wine-quality-red \
            --out benchmarks/results/tuning_ifbde_random_function.csv
+       python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
+           --grid anchored --methods ifbde ensemble --splits 0 1 \
+           --out benchmarks/results/tuning_anchored.csv
 """
 
 from __future__ import annotations
@@ -48,7 +53,11 @@ RANDOM_FUNCTION_GRID = {
     "ifbde": _grid(random_function=(False, True)),
     "ensemble": [{}],
 }
-GRIDS = {"default": GRID, "random_function": RANDOM_FUNCTION_GRID}
+ANCHORED_GRID = {
+    "ifbde": _grid(anchored=(False, True)),
+    "ensemble": _grid(anchored=(False, True)),
+}
+GRIDS = {"default": GRID, "random_function": RANDOM_FUNCTION_GRID, "anchored": ANCHORED_GRID}
 DATASETS = ("yacht", "bostonHousing", "energy")
 
 
