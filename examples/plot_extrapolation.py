@@ -21,6 +21,8 @@ gap / data and outside / data.
 
 Usage: python examples/plot_extrapolation.py [--out docs/images/extrapolation.png]
        python examples/plot_extrapolation.py --only ifBDE --set random_function=True
+       python examples/plot_extrapolation.py --only "Deep ensemble" ifBDE \
+           --set anchored=True prior_std=1.0
        (``--only``: these models, printed, no figure; ``--set``: parameters of every model
        fitted, values read as Python literals, e.g. ``prior_std=None``)
 """
