@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from skfbnn import DeepEnsembleRegressor, IFBDERegressor
+from skfbnn import DeepEnsembleClassifier, DeepEnsembleRegressor, IFBDEClassifier, IFBDERegressor
 from skfbnn.inference.ensemble import anchored, deep_ensemble, ifbde
 from skfbnn.inference.families import lr_schedule
 from skfbnn.inference.types import BayesProblem
@@ -186,3 +186,13 @@ def test_anchored_needs_a_weight_prior(cls):
     X, y = _data(12)
     with pytest.raises(ValueError, match="anchored=True.*prior_std=None"):
         cls(**FAST, anchored=True, prior_std=None).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [DeepEnsembleClassifier, IFBDEClassifier])
+def test_anchored_classifiers_round_trip(cls):
+    X, y = _data()
+    labels = np.where(y > 0, "up", "down")
+    clf = cls(**FAST, anchored=True).fit(X, labels)
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(1), 1.0)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict_proba(X), proba)
