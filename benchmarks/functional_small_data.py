@@ -34,6 +34,7 @@ from skfbnn.bench.configs import make_regression_pipeline
 from skfbnn.bench.report import append_record, read_records
 from skfbnn.bench.runner import evaluate_split
 from skfbnn.datasets import load_uci_split
+from skfbnn.exceptions import SamplerDivergenceError
 
 torch.set_num_threads(1)
 
@@ -59,9 +60,13 @@ def run(args) -> None:
                         rec = exact_gp(X[rows], y[rows], X_test, y_test, restarts=0)
                     else:
                         pipe = make_regression_pipeline(method, random_state=split, device="cpu")
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            rec = evaluate_split(pipe, X[rows], y[rows], X_test, y_test)
+                        try:
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                rec = evaluate_split(pipe, X[rows], y[rows], X_test, y_test)
+                        except SamplerDivergenceError:  # recorded (NaN), not fatal
+                            rec = {"rmse": np.nan, "test_ll": np.nan, "coverage95": np.nan,
+                                   "fit_time": np.nan}
                     record = {"dataset": dataset, "n": n, "split": split, "method": method,
                               **{k: rec[k] for k in ("rmse", "test_ll", "coverage95",
                                                      "fit_time")}}
