@@ -122,7 +122,7 @@ PRIORS = {
            "float or 'learn'",
            "Standard deviation of the isotropic Gaussian weight prior. 'learn': one "
            "prior precision per layer's weights and per layer's biases, with a "
-           "Gamma(1, 1) hyperprior (standardised units), drawn from its conditional "
+           "Gamma(2, 2) hyperprior (standardised units), drawn from its conditional "
            "by a Gibbs step every 50 steps from the middle of burn-in on; the learned "
            "scales are in ``diagnostics_['prior_std']``."),
     ],

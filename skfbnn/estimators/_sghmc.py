@@ -82,7 +82,7 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         Springenberg et al. 2016), so one step size suits every parameter and data set.
     prior_std : float or 'learn', default='learn'
         Standard deviation of the isotropic Gaussian weight prior. 'learn': one prior precision per
-        layer's weights and per layer's biases, with a Gamma(1, 1) hyperprior (standardised units),
+        layer's weights and per layer's biases, with a Gamma(2, 2) hyperprior (standardised units),
         drawn from its conditional by a Gibbs step every 50 steps from the middle of burn-in on; the
         learned scales are in ``diagnostics_['prior_std']``.
 
@@ -211,7 +211,7 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         Springenberg et al. 2016), so one step size suits every parameter and data set.
     prior_std : float or 'learn', default='learn'
         Standard deviation of the isotropic Gaussian weight prior. 'learn': one prior precision per
-        layer's weights and per layer's biases, with a Gamma(1, 1) hyperprior (standardised units),
+        layer's weights and per layer's biases, with a Gamma(2, 2) hyperprior (standardised units),
         drawn from its conditional by a Gibbs step every 50 steps from the middle of burn-in on; the
         learned scales are in ``diagnostics_['prior_std']``.
 

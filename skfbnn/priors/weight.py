@@ -66,10 +66,14 @@ class WeightPrior:
         return isotropic_log_prior(params, self.std)
 
 
-HYPER_SHAPE = 1.0
-"""Shape ``a`` of the Gamma(a, b) hyperprior on each group's weight precision."""
-HYPER_RATE = 1.0
-"""Rate ``b`` of that hyperprior (standardised units: prior mean precision 1)."""
+HYPER_SHAPE = 2.0
+"""Shape ``a`` of the Gamma(a, b) hyperprior on each group's weight precision. With
+``a = 1`` the weights' marginal prior is a Student t with 2 degrees of freedom (infinite
+variance): on 20 rows of Boston one chain's readout ran off, its noise to 863 standardised
+units. ``a = 2`` (t with 4 degrees of freedom) fitted those rows and scored better on the
+validation rows of the five small UCI sets (mean -1.525 against -1.538)."""
+HYPER_RATE = 2.0
+"""Rate ``b`` of that hyperprior (standardised units: prior mean precision ``a / b = 1``)."""
 
 
 class HierarchicalWeightPrior:
