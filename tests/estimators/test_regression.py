@@ -515,12 +515,11 @@ def test_bad_prior_std_names_the_parameter(cls, regression_data):
 def test_a_runaway_learned_scale_is_a_divergence():
     """The escaped weights of a huge step do not overflow under a learned prior (its
     scale follows them), so the learned scale itself is checked."""
-    from skfbnn.estimators._base import LEARNED_SCALE_LIMIT, _check_learned_scale
-    from skfbnn.priors.weight import HierarchicalWeightPrior
+    from skfbnn.priors.weight import LEARNED_SCALE_LIMIT, HierarchicalWeightPrior
 
     prior = HierarchicalWeightPrior()
     prior.precision = {"w": torch.tensor([1.0, 1.0 / (2 * LEARNED_SCALE_LIMIT) ** 2])}
     with pytest.raises(skfbnn.SamplerDivergenceError, match="reduce step_size"):
-        _check_learned_scale(prior, "step_size")
+        prior.check_scale("step_size")
     prior.precision["w"] = torch.tensor([1.0, 1.0 / (0.5 * LEARNED_SCALE_LIMIT) ** 2])
-    _check_learned_scale(prior, "step_size")  # plausible: no error
+    prior.check_scale("step_size")  # plausible: no error
