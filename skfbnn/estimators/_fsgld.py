@@ -73,6 +73,12 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         cycles).
     temperature : float, default=1.0
         Posterior temperature multiplying the injected noise (1 = Bayes).
+    step_cap : float or None, default=0.5
+        With the adaptive preconditioner: the largest step, as a fraction of the kernel's stability
+        limit in the sharpest direction of the preconditioned log posterior (SGLD: ``2 / lambda``;
+        SGHMC: ``2 (2 - friction) / lambda``), measured at the end of burn-in; a chain above it gets
+        its step scaled down (``skfbnn.inference.sgmcmc.curvature``). Near the limit chains blow up
+        now and then and the variance of the stiff directions is inflated. None: steps as given.
     step_size : float, default=3.0
         Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
         preconditioner ``step_size / clip(n_train, 256, 1024)``) so the same value suits data sets
@@ -146,6 +152,7 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         batch_size='auto',
         schedule='decay',
         temperature=1.0,
+        step_cap=0.5,
         step_size=3.0,
         preconditioner='adaptive',
         kernel=None,
@@ -174,6 +181,7 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
+        self.step_cap = step_cap
         self.step_size = step_size
         self.preconditioner = preconditioner
         self.kernel = kernel
@@ -236,6 +244,12 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         cycles).
     temperature : float, default=1.0
         Posterior temperature multiplying the injected noise (1 = Bayes).
+    step_cap : float or None, default=0.5
+        With the adaptive preconditioner: the largest step, as a fraction of the kernel's stability
+        limit in the sharpest direction of the preconditioned log posterior (SGLD: ``2 / lambda``;
+        SGHMC: ``2 (2 - friction) / lambda``), measured at the end of burn-in; a chain above it gets
+        its step scaled down (``skfbnn.inference.sgmcmc.curvature``). Near the limit chains blow up
+        now and then and the variance of the stiff directions is inflated. None: steps as given.
     step_size : float, default=3.0
         Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
         preconditioner ``step_size / clip(n_train, 256, 1024)``) so the same value suits data sets
@@ -302,6 +316,7 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         batch_size='auto',
         schedule='decay',
         temperature=1.0,
+        step_cap=0.5,
         step_size=3.0,
         preconditioner='adaptive',
         kernel=None,
@@ -328,6 +343,7 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
+        self.step_cap = step_cap
         self.step_size = step_size
         self.preconditioner = preconditioner
         self.kernel = kernel

@@ -68,6 +68,12 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         cycles).
     temperature : float, default=1.0
         Posterior temperature multiplying the injected noise (1 = Bayes).
+    step_cap : float or None, default=0.5
+        With the adaptive preconditioner: the largest step, as a fraction of the kernel's stability
+        limit in the sharpest direction of the preconditioned log posterior (SGLD: ``2 / lambda``;
+        SGHMC: ``2 (2 - friction) / lambda``), measured at the end of burn-in; a chain above it gets
+        its step scaled down (``skfbnn.inference.sgmcmc.curvature``). Near the limit chains blow up
+        now and then and the variance of the stiff directions is inflated. None: steps as given.
     step_size : float, default=0.5
         Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
         preconditioner ``step_size / clip(n_train, 256, 1024)``) so the same value suits data sets
@@ -120,6 +126,7 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         batch_size='auto',
         schedule='decay',
         temperature=1.0,
+        step_cap=0.5,
         step_size=0.5,
         friction=0.1,
         n_leapfrog=50,
@@ -143,6 +150,7 @@ class SGHMCRegressor(RegressorMixin, BayesianRegressorBase):
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
+        self.step_cap = step_cap
         self.step_size = step_size
         self.friction = friction
         self.n_leapfrog = n_leapfrog
@@ -197,6 +205,12 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         cycles).
     temperature : float, default=1.0
         Posterior temperature multiplying the injected noise (1 = Bayes).
+    step_cap : float or None, default=0.5
+        With the adaptive preconditioner: the largest step, as a fraction of the kernel's stability
+        limit in the sharpest direction of the preconditioned log posterior (SGLD: ``2 / lambda``;
+        SGHMC: ``2 (2 - friction) / lambda``), measured at the end of burn-in; a chain above it gets
+        its step scaled down (``skfbnn.inference.sgmcmc.curvature``). Near the limit chains blow up
+        now and then and the variance of the stiff directions is inflated. None: steps as given.
     step_size : float, default=0.5
         Step size per datum: the update uses ``step_size / n_train`` (with the adaptive
         preconditioner ``step_size / clip(n_train, 256, 1024)``) so the same value suits data sets
@@ -246,6 +260,7 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         batch_size='auto',
         schedule='decay',
         temperature=1.0,
+        step_cap=0.5,
         step_size=0.5,
         friction=0.1,
         n_leapfrog=50,
@@ -267,6 +282,7 @@ class SGHMCClassifier(ClassifierMixin, BayesianClassifierBase):
         self.batch_size = batch_size
         self.schedule = schedule
         self.temperature = temperature
+        self.step_cap = step_cap
         self.step_size = step_size
         self.friction = friction
         self.n_leapfrog = n_leapfrog

@@ -153,7 +153,11 @@ class Transform(NamedTuple):
     initialise from data (e.g. variational scales) or draw initial momenta.
     ``update`` returns ``(state, info)`` with ``info`` a ``NamedTuple`` of
     per-chain tensors, every field of which the driver traces.
+    ``stability_limit`` (Langevin-type kernels) is the largest product of the
+    step and the sharpest preconditioned curvature at which the update is a
+    stable recursion (see :mod:`skfbnn.inference.sgmcmc.curvature`).
     """
 
     init: Callable[..., Any]
     update: Callable[[Any, Batch, torch.Generator], tuple[Any, Any]]
+    stability_limit: float | None = None

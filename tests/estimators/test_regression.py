@@ -523,3 +523,24 @@ def test_a_runaway_learned_scale_is_a_divergence():
         prior.check_scale("step_size")
     prior.precision["w"] = torch.tensor([1.0, 1.0 / (0.5 * LEARNED_SCALE_LIMIT) ** 2])
     prior.check_scale("step_size")  # plausible: no error
+
+
+# ------------------------------------------------------------------ step cap
+@pytest.mark.parametrize("cls", [skfbnn.SGLDRegressor, skfbnn.SGHMCRegressor,
+                                 skfbnn.FunctionalSGHMCRegressor])
+def test_step_cap_scales_down_a_step_near_the_stability_limit(cls, regression_data):
+    """A large step is cut (a factor below 1, per chain, in diagnostics_; a chain that
+    settled where the posterior is flat may keep its step), a tiny one is left alone
+    (factor exactly 1), and ``step_cap=None`` turns the check off."""
+    X, y = regression_data
+    big = cls().get_params()["step_size"] * 10
+    capped = make(cls, step_size=big, n_chains=3).fit(X, y)
+    scale = capped.diagnostics_["step_scale"]
+    assert scale.shape == (3,) and scale.min() < 1 and (scale > 0).all() and (scale <= 1).all()
+    tiny = make(cls, step_size=1e-6, n_chains=3).fit(X, y)
+    assert_array_equal(tiny.diagnostics_["step_scale"], np.ones(3))
+    off = make(cls, step_size=big, n_chains=3, step_cap=None).fit(X, y)
+    assert "step_scale" not in off.diagnostics_
+    assert not np.allclose(off.predict(X), capped.predict(X))
+    identity = make(cls, step_size=1e-6, preconditioner="identity").fit(X, y)
+    assert "step_scale" not in identity.diagnostics_

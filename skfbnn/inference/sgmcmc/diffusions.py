@@ -25,6 +25,7 @@ __all__ = [
     "Preconditioner",
     "adapt_preconditioner",
     "init_preconditioner",
+    "rescale_preconditioner",
     "noise_like",
     "noise_std",
     "preconditioner_param",
@@ -101,12 +102,31 @@ def preconditioner_param(default: str) -> Param:
 class Preconditioner(NamedTuple):
     """Running mean of squared gradients and the inverse mass it gives.
 
-    ``inverse_mass`` is ``None`` for the identity metric.
+    ``inverse_mass`` is ``None`` for the identity metric. ``scale`` ``(C,)``, when
+    set, multiplies each chain's inverse mass, which is the same as multiplying
+    its step size (the curvature cap of :mod:`.curvature` sets it).
     """
 
     square_mean: Params | None
     inverse_mass: Params | None
     count: int
+    scale: Tensor | None = None
+
+
+def _per_chain(scale: Tensor, like: Tensor) -> Tensor:
+    """``scale`` ``(C,)`` shaped to broadcast against a parameter ``(C, ...)``."""
+    return scale.to(like).view(-1, *([1] * (like.dim() - 1)))
+
+
+def rescale_preconditioner(pre: Preconditioner, scale: Tensor) -> Preconditioner:
+    """``pre`` with each chain's inverse mass multiplied by ``scale / pre.scale``
+    (so the scales do not compound); kept by later burn-in adaptation."""
+    if pre.inverse_mass is None:
+        raise ValueError("Only an adaptive preconditioner can be rescaled.")
+    old = pre.scale if pre.scale is not None else torch.ones_like(scale)
+    ratio = scale / old
+    inverse_mass = {k: v * _per_chain(ratio, v) for k, v in pre.inverse_mass.items()}
+    return pre._replace(inverse_mass=inverse_mass, scale=scale)
 
 
 def init_preconditioner(params: Params, kind: str) -> Preconditioner:
@@ -130,7 +150,9 @@ def adapt_preconditioner(pre: Preconditioner, grads: Params, step: int,
     correction = 1 - _DECAY ** count
     inverse_mass = {k: 1.0 / (v / correction).sqrt().clamp_min(_FLOOR)
                     for k, v in square_mean.items()}
-    return Preconditioner(square_mean, inverse_mass, count)
+    if pre.scale is not None:
+        inverse_mass = {k: v * _per_chain(pre.scale, v) for k, v in inverse_mass.items()}
+    return Preconditioner(square_mean, inverse_mass, count, pre.scale)
 
 
 def scaled(pre: Preconditioner, key: str, value: Tensor | float) -> Tensor | float:
@@ -151,7 +173,8 @@ def noise_std(pre: Preconditioner, key: str, variance: float, eta: float,
     gradient, which at stationarity is about the curvature ``H``. With the
     Fisher information per datum standing in for the curvature, ``V ~= H (N/b -
     1)`` and ``v ~= H N / b``, so the noise share of ``v`` is ``1 - b/N`` and the
-    subtraction is ``eta^2 (1 - b/N)``. (Subtracting all of ``eta^2`` left too
+    subtraction is ``eta^2 (1 - b/N)`` (times the square of a chain's ``scale``,
+    which multiplies ``M^{-1}``). (Subtracting all of ``eta^2`` left too
     little noise when batches are a large part of the data: on 100 rows of
     Boston, batch 64, SGHMC's predictive was too narrow, test LL down to -72.)
 
@@ -166,7 +189,8 @@ def noise_std(pre: Preconditioner, key: str, variance: float, eta: float,
         return variance**0.5
     var = variance * pre.inverse_mass[key]
     if batch_fraction < 1.0:
-        var = var - eta**2 * (1.0 - batch_fraction)
+        shared = eta**2 * (1.0 - batch_fraction)
+        var = var - (shared if pre.scale is None else shared * _per_chain(pre.scale, var) ** 2)
     return var.clamp_min(0.0).sqrt()
 
 

@@ -153,4 +153,7 @@ def build(
             temperature=temperature,
             n_adapt=n_burnin,
         ),
+        # v' = (1 - a) v - eta lam theta, theta' = theta + v': trace 2 - a - eta lam,
+        # determinant 1 - a; stable (Jury) for 0 < eta lam < 2 (2 - a)
+        stability_limit=2.0 * (2.0 - friction),
     )

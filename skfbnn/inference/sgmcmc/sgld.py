@@ -114,4 +114,5 @@ def build(
             n_adapt=n_burnin,
             n_data=problem.n_data,
         ),
+        stability_limit=2.0,  # theta - eps * lam * theta: |1 - eps * lam| < 1
     )
