@@ -202,8 +202,8 @@ class BayesianNetBase(BaseEstimator):
             return None
         if kind == "weight":
             std = hyper["prior_std"]
-            if std == "learn":
-                return HierarchicalWeightPrior()
+            if std in ("learn", "ard"):
+                return HierarchicalWeightPrior(ard=std == "ard")
             return None if std is None else WeightPrior(std)
         gp_device = float64_device(Xt.device)
         X64 = Xt.to(gp_device, torch.float64)

@@ -118,13 +118,15 @@ PRIORS = {
     ],
     "weight_sampler": [
         _p("prior_std", "learn",
-           [StrOptions({"learn"}), Interval(Real, 0, None, closed="neither")],
-           "float or 'learn'",
+           [StrOptions({"learn", "ard"}), Interval(Real, 0, None, closed="neither")],
+           "float, 'learn' or 'ard'",
            "Standard deviation of the isotropic Gaussian weight prior. 'learn': one "
            "prior precision per layer's weights and per layer's biases, with a "
            "Gamma(2, 2) hyperprior (standardised units), drawn from its conditional "
            "by a Gibbs step every 50 steps from the middle of burn-in on; the learned "
-           "scales are in ``diagnostics_['prior_std']``."),
+           "scales are in ``diagnostics_['prior_std']``. 'ard': as 'learn', with one "
+           "precision per input feature for the first layer's weights (automatic "
+           "relevance determination; its scales are ``(n_chains, n_features)``)."),
     ],
     "function": [
         _p("kernel", None, [None, StrOptions(set(KERNELS)), HasMethods(["forward"])],

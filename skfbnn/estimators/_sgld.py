@@ -82,11 +82,13 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
         during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
         Springenberg et al. 2016), so one step size suits every parameter and data set.
-    prior_std : float or 'learn', default='learn'
+    prior_std : float, 'learn' or 'ard', default='learn'
         Standard deviation of the isotropic Gaussian weight prior. 'learn': one prior precision per
         layer's weights and per layer's biases, with a Gamma(2, 2) hyperprior (standardised units),
         drawn from its conditional by a Gibbs step every 50 steps from the middle of burn-in on; the
-        learned scales are in ``diagnostics_['prior_std']``.
+        learned scales are in ``diagnostics_['prior_std']``. 'ard': as 'learn', with one precision
+        per input feature for the first layer's weights (automatic relevance determination; its
+        scales are ``(n_chains, n_features)``).
 
     Attributes
     ----------
@@ -224,11 +226,13 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         'identity', or 'adaptive': a diagonal inverse mass 1 / sqrt(mean squared gradient), adapted
         during burn-in and frozen afterwards (pSGLD, Li et al. 2016; scale-adapted SGHMC,
         Springenberg et al. 2016), so one step size suits every parameter and data set.
-    prior_std : float or 'learn', default='learn'
+    prior_std : float, 'learn' or 'ard', default='learn'
         Standard deviation of the isotropic Gaussian weight prior. 'learn': one prior precision per
         layer's weights and per layer's biases, with a Gamma(2, 2) hyperprior (standardised units),
         drawn from its conditional by a Gibbs step every 50 steps from the middle of burn-in on; the
-        learned scales are in ``diagnostics_['prior_std']``.
+        learned scales are in ``diagnostics_['prior_std']``. 'ard': as 'learn', with one precision
+        per input feature for the first layer's weights (automatic relevance determination; its
+        scales are ``(n_chains, n_features)``).
 
     Examples
     --------

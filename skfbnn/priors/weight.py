@@ -92,7 +92,10 @@ class HierarchicalWeightPrior:
     precisions are not moved by the gradient dynamics: :meth:`resample` draws
     them from their exact conditional ``Gamma(a + n_g / 2, b + |w_g|^2 / 2)``
     (a Gibbs step, as in the SGHMC of Chen et al. 2014), and :meth:`log_prob`
-    is the Gaussian prior of the weights at the current precisions. The
+    is the Gaussian prior of the weights at the current precisions. With ``ard``
+    the first layer's weights get one group per input feature (automatic relevance
+    determination, MacKay 1994, Neal 1996): a feature the data do not use has its
+    weights, and so its effect on the function, shrunk to zero. The
     precisions are state of the run, so one prior object serves one fit.
 
     Examples
@@ -103,29 +106,44 @@ class HierarchicalWeightPrior:
     >>> prior.log_prob(params).shape
     torch.Size([2])
     >>> prior.resample(params, torch.Generator().manual_seed(0))
-    >>> sorted(prior.precision), prior.precision["w"].shape
+    >>> sorted(prior.precision), prior.prior_std()["w"].shape
     (['b', 'w'], torch.Size([2]))
+    >>> ard = HierarchicalWeightPrior(ard=True)   # one scale per input feature (d = 4)
+    >>> ard.resample({"0.weight": torch.zeros(2, 3, 4)}, torch.Generator().manual_seed(0))
+    >>> ard.prior_std()["0.weight"].shape
+    torch.Size([2, 4])
     """
 
-    def __init__(self, shape: float = HYPER_SHAPE, rate: float = HYPER_RATE) -> None:
-        self.shape, self.rate = float(shape), float(rate)
+    def __init__(self, shape: float = HYPER_SHAPE, rate: float = HYPER_RATE,
+                 ard: bool = False) -> None:
+        self.shape, self.rate, self.ard = float(shape), float(rate), bool(ard)
         self.precision: dict[str, Tensor] = {}
 
+    def _groups(self, params: Params) -> dict[str, Tensor]:
+        """Each parameter as ``(C, G, n_g)``: one group per tensor, or with ``ard`` one
+        per input feature for the first layer's weights (its columns)."""
+        groups = {}
+        for i, (key, value) in enumerate(network_params(params).items()):
+            if self.ard and i == 0 and value.dim() == 3:  # (C, out, in): per input column
+                groups[key] = value.transpose(1, 2)
+            else:
+                groups[key] = value.reshape(value.shape[0], 1, -1)
+        return groups
+
     def _precision(self, key: str, value: Tensor) -> Tensor:
-        """The group's precision per chain ``(C,)``: the hyperprior mean until resampled."""
+        """The groups' precisions per chain ``(C, G)``: the hyperprior mean until resampled."""
         if key not in self.precision:
             mean = self.shape / self.rate
-            self.precision[key] = value.new_full((value.shape[0],), mean).detach()
+            self.precision[key] = value.new_full(value.shape[:2], mean).detach()
         return self.precision[key]
 
     def log_prob(self, params: Params, f_measure=None, measure=None) -> Tensor:
         """``sum_g log N(w_g; 0, 1 / lambda_g)`` per leading parameter set."""
         total = 0.0
-        for key, value in network_params(params).items():
-            flat = value.reshape(value.shape[0], -1)
+        for key, value in self._groups(params).items():
             lam = self._precision(key, value)
-            total = total + 0.5 * flat.shape[1] * (lam.log() - math.log(2 * math.pi)) \
-                - 0.5 * lam * flat.pow(2).sum(-1)
+            total = total + (0.5 * value.shape[2] * (lam.log() - math.log(2 * math.pi))
+                             - 0.5 * lam * value.pow(2).sum(-1)).sum(-1)
         return total
 
     def resample(self, params: Params, gen: torch.Generator) -> None:
@@ -138,13 +156,13 @@ class HierarchicalWeightPrior:
         dof = 2.0 * self.shape
         if dof != int(dof):
             raise ValueError(f"shape must be a multiple of 1/2. Got {self.shape!r}.")
-        for key, value in network_params(params).items():
-            flat = value.detach().reshape(value.shape[0], -1)
-            k = int(dof) + flat.shape[1]
-            z = torch.randn((flat.shape[0], k), generator=gen, device=gen.device,
-                            dtype=flat.dtype).to(flat.device)
+        for key, value in self._groups(params).items():
+            value = value.detach()
+            k = int(dof) + value.shape[2]
+            z = torch.randn((*value.shape[:2], k), generator=gen, device=gen.device,
+                            dtype=value.dtype).to(value.device)
             gamma = 0.5 * z.pow(2).sum(-1)
-            self.precision[key] = gamma / (self.rate + 0.5 * flat.pow(2).sum(-1))
+            self.precision[key] = gamma / (self.rate + 0.5 * value.pow(2).sum(-1))
 
     def check_scale(self, step_name: str = "step_size") -> None:
         """Raise :class:`~skfbnn.exceptions.SamplerDivergenceError` when a learned
@@ -161,5 +179,7 @@ class HierarchicalWeightPrior:
             )
 
     def prior_std(self) -> dict[str, Tensor]:
-        """The current prior standard deviation ``lambda_g^{-1/2}`` per group and chain."""
-        return {k: v.rsqrt() for k, v in self.precision.items()}
+        """The current prior standard deviation ``lambda_g^{-1/2}`` per chain ``(C,)``, or
+        per chain and input feature ``(C, d)`` for the first layer's weights with ``ard``."""
+        return {k: v.rsqrt() if v.shape[1] > 1 else v[:, 0].rsqrt()
+                for k, v in self.precision.items()}

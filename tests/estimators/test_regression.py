@@ -525,6 +525,23 @@ def test_a_runaway_learned_scale_is_a_divergence():
     prior.check_scale("step_size")  # plausible: no error
 
 
+@pytest.mark.parametrize("cls", [skfbnn.SGLDRegressor, skfbnn.SGHMCRegressor])
+def test_ard_prior_learns_one_scale_per_input_feature(cls):
+    """``prior_std="ard"``: the first layer's scales are ``(n_chains, n_features)``, the
+    other groups ``(n_chains,)``; in every chain the one input y depends on gets a
+    larger scale than the three it does not."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))  # y depends on the first feature only
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=200)
+    est = make(cls, prior_std="ard", n_chains=3, n_burnin=1500, n_samples=5,
+               thinning=20).fit(X, y)
+    learned = est.diagnostics_["prior_std"]
+    first, *rest = learned.values()
+    assert first.shape == (3, X.shape[1]) and np.isfinite(first).all()
+    assert all(v.shape == (3,) for v in rest)
+    assert (first[:, 1:].max(1) < first[:, 0]).all()
+
+
 # ------------------------------------------------------------------ step cap
 @pytest.mark.parametrize("cls", [skfbnn.SGLDRegressor, skfbnn.SGHMCRegressor,
                                  skfbnn.FunctionalSGHMCRegressor])
