@@ -12,7 +12,8 @@ never more than 1 nat behind the best.
 (everything else at the defaults) beside the deep ensemble, the reference.
 ``--grid anchored`` compares ifBDE and the deep ensemble with and without anchored members
 (each member's weight penalty centred at its own prior draw); ``--grid anchored_scale``
-does so at the weight-prior scales 0.3 and 3 (the default is 1).
+does so at the weight-prior scales 0.3 and 3 (the default is 1); ``--grid prior_scale``
+compares the weight-prior scales 1 and 3 of ifBDE and the deep ensemble.
 
 Usage: python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
            [--methods ifbnn fbnn ifbde] [--datasets yacht bostonHousing energy] [--splits 0]
@@ -62,8 +63,12 @@ ANCHORED_SCALE_GRID = {
     "ifbde": _grid(anchored=(False, True), prior_std=(0.3, 3.0)),
     "ensemble": _grid(anchored=(False, True), prior_std=(0.3, 3.0)),
 }
+PRIOR_SCALE_GRID = {
+    "ifbde": _grid(prior_std=(1.0, 3.0)),
+    "ensemble": _grid(prior_std=(1.0, 3.0)),
+}
 GRIDS = {"default": GRID, "random_function": RANDOM_FUNCTION_GRID, "anchored": ANCHORED_GRID,
-         "anchored_scale": ANCHORED_SCALE_GRID}
+         "anchored_scale": ANCHORED_SCALE_GRID, "prior_scale": PRIOR_SCALE_GRID}
 DATASETS = ("yacht", "bostonHousing", "energy")
 
 
