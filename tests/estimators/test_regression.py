@@ -518,10 +518,10 @@ def test_a_runaway_learned_scale_is_a_divergence():
     from skfbnn.priors.weight import LEARNED_SCALE_LIMIT, HierarchicalWeightPrior
 
     prior = HierarchicalWeightPrior()
-    prior.precision = {"w": torch.tensor([1.0, 1.0 / (2 * LEARNED_SCALE_LIMIT) ** 2])}
+    prior.precision = {"w": torch.tensor([[1.0], [1.0 / (2 * LEARNED_SCALE_LIMIT) ** 2]])}
     with pytest.raises(skfbnn.SamplerDivergenceError, match="reduce step_size"):
         prior.check_scale("step_size")
-    prior.precision["w"] = torch.tensor([1.0, 1.0 / (0.5 * LEARNED_SCALE_LIMIT) ** 2])
+    prior.precision["w"] = torch.tensor([[1.0], [1.0 / (0.5 * LEARNED_SCALE_LIMIT) ** 2]])
     prior.check_scale("step_size")  # plausible: no error
 
 
