@@ -561,3 +561,10 @@ def test_step_cap_scales_down_a_step_near_the_stability_limit(cls, regression_da
     assert not np.allclose(off.predict(X), capped.predict(X))
     identity = make(cls, step_size=1e-6, preconditioner="identity").fit(X, y)
     assert "step_scale" not in identity.diagnostics_
+
+
+@pytest.mark.parametrize("value", [0.0, 1.5, -1, "half"])
+def test_bad_step_cap_is_named(value, regression_data):
+    X, y = regression_data
+    with pytest.raises(ValueError, match="step_cap"):
+        make(skfbnn.SGHMCRegressor, step_cap=value).fit(X, y)
