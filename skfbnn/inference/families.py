@@ -92,7 +92,9 @@ _SAMPLER_BATCH = param(
     f"(at most {MAX_BATCH} rows; see ``sampler_batch``).")
 
 SAMPLING = (
-    _count("n_chains", 4, "Independent chains, vectorised over a leading batch dimension."),
+    _count("n_chains", 8, "Independent chains, vectorised over a leading batch dimension "
+           "(8 beat 4 on the validation rows for all four samplers, at about the same "
+           "fit time on a CPU; ``benchmarks/results/tuning_chains.csv``)."),
     _count("n_burnin", 4000, "Steps discarded before the first kept draw (an adaptive "
            "preconditioner adapts during these).", low=0),
     _count("n_samples", 25, "Draws kept per chain."),
