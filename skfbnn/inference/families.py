@@ -208,13 +208,6 @@ SGHMC: the first layer's learned scale ended at 0.40 with Gibbs steps from the
 start, at 0.65-0.80 with the first one after half of burn-in)."""
 
 
-CURVATURE_CHECKS = (1.0,)
-"""Fractions of burn-in after which the step cap (``step_cap``) is applied.
-Capping at the middle of burn-in as well did worse on yacht (SGHMC, first eight
-test splits, a development check: -0.147 against -0.059 with the end only, -0.230
-without a cap): burn-in at the full step fits the data better."""
-
-
 def _step_cap(transform, problem, X, y, gen, hyper, n_burnin, measure=None):
     """The burn-in hook capping each chain's step at ``step_cap`` times the kernel's
     stability limit over its sharpest preconditioned curvature, or None when it does
@@ -223,9 +216,9 @@ def _step_cap(transform, problem, X, y, gen, hyper, n_burnin, measure=None):
     if fraction is None or limit is None or problem is None or not n_burnin \
             or hyper.get("preconditioner") != "adaptive":
         return None
-    at = {max(0, round(f * n_burnin) - 1) for f in CURVATURE_CHECKS}
-    return cap_hook(make_log_posterior(problem), X, y, gen, cap=fraction * limit, at=at,
-                    measure=measure, step_size=_sampler_kwargs(hyper, len(X))["step_size"])
+    return cap_hook(make_log_posterior(problem), X, y, gen, cap=fraction * limit,
+                    at=n_burnin - 1, measure=measure,
+                    step_size=_sampler_kwargs(hyper, len(X))["step_size"])
 
 
 def _run_sampler(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:

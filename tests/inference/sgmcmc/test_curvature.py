@@ -93,7 +93,7 @@ def test_capped_sghmc_chain_has_the_capped_step_and_its_exact_stationary_law():
     problem = _problem(Phi)
     gen = torch.Generator().manual_seed(3)
     hook = cap_hook(make_log_posterior(problem), Phi, y, gen, cap=cap,
-                    step_size=lambda t: eta, at={N_BURNIN - 1})
+                    step_size=lambda t: eta, at=N_BURNIN - 1)
     transform = sghmc.build(problem, step_size=lambda t: eta, friction=alpha, n_leapfrog=None,
                             preconditioner="adaptive", n_burnin=N_BURNIN)
     n_chains = 8
@@ -120,7 +120,7 @@ def test_uncapped_chain_keeps_its_step():
     problem = _problem(Phi)
     gen = torch.Generator().manual_seed(0)
     hook = cap_hook(make_log_posterior(problem), Phi, y, gen, cap=1.0,
-                    step_size=lambda t: eta, at={N_BURNIN - 1})
+                    step_size=lambda t: eta, at=N_BURNIN - 1)
     transform = sghmc.build(problem, step_size=lambda t: eta, friction=0.2, n_leapfrog=None,
                             preconditioner="adaptive", n_burnin=N_BURNIN)
     result = _linear_run(transform, Phi, y, n_steps=N_BURNIN + 10, thinning=5)
