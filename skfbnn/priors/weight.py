@@ -118,6 +118,7 @@ class HierarchicalWeightPrior:
                  ard: bool = False) -> None:
         self.shape, self.rate, self.ard = float(shape), float(rate), bool(ard)
         self.precision: dict[str, Tensor] = {}
+        self._cache: dict[str, tuple[Tensor, Tensor]] = {}
 
     def _groups(self, params: Params) -> dict[str, Tensor]:
         """Each parameter as ``(C, G, n_g)``: one group per tensor, or with ``ard`` one
@@ -142,9 +143,18 @@ class HierarchicalWeightPrior:
         total = 0.0
         for key, value in self._groups(params).items():
             lam = self._precision(key, value)
-            total = total + (0.5 * value.shape[2] * (lam.log() - math.log(2 * math.pi))
-                             - 0.5 * lam * value.pow(2).sum(-1)).sum(-1)
+            total = total + self._log_normaliser(key, lam, value.shape[2]) \
+                - 0.5 * (lam * value.pow(2).sum(-1)).sum(-1)
         return total
+
+    def _log_normaliser(self, key: str, lam: Tensor, n: int) -> Tensor:
+        """``sum_g n/2 log(lambda_g / 2 pi)`` per chain, cached until ``lam`` is replaced
+        (it changes only at a Gibbs step, the log prior is taken at every step)."""
+        cached = self._cache.get(key)
+        if cached is None or cached[0] is not lam:
+            cached = (lam, (0.5 * n * (lam.log() - math.log(2 * math.pi))).sum(-1))
+            self._cache[key] = cached
+        return cached[1]
 
     def resample(self, params: Params, gen: torch.Generator) -> None:
         """Gibbs step: draw every group's precision from its conditional given ``params``.

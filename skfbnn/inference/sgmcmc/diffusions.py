@@ -27,6 +27,7 @@ __all__ = [
     "init_preconditioner",
     "rescale_preconditioner",
     "noise_like",
+    "noises_like",
     "noise_std",
     "preconditioner_param",
     "step_size_param",
@@ -145,10 +146,11 @@ def adapt_preconditioner(pre: Preconditioner, grads: Params, step: int,
     if pre.square_mean is None or step >= n_adapt:
         return pre
     count = pre.count + 1
-    square_mean = {k: _DECAY * v + (1 - _DECAY) * grads[k].pow(2)
+    # fused forms of DECAY v + (1 - DECAY) g^2 and 1 / max(sqrt(v / correction), FLOOR)
+    square_mean = {k: (_DECAY * v).addcmul_(grads[k], grads[k], value=1 - _DECAY)
                    for k, v in pre.square_mean.items()}
     correction = 1 - _DECAY ** count
-    inverse_mass = {k: 1.0 / (v / correction).sqrt().clamp_min(_FLOOR)
+    inverse_mass = {k: (v / correction).clamp_min_(_FLOOR**2).rsqrt_()
                     for k, v in square_mean.items()}
     if pre.scale is not None:
         inverse_mass = {k: v * _per_chain(pre.scale, v) for k, v in inverse_mass.items()}
@@ -197,3 +199,16 @@ def noise_std(pre: Preconditioner, key: str, variance: float, eta: float,
 def noise_like(p: Tensor, gen: torch.Generator) -> Tensor:
     """Standard normal noise with ``p``'s shape, dtype and device, drawn from ``gen``."""
     return torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype)
+
+
+def noises_like(params: Params, gen: torch.Generator) -> Params:
+    """Standard normal noise shaped like every tensor of ``params``, from one draw
+    of ``gen`` (one call per step instead of one per tensor; same law)."""
+    first = next(iter(params.values()))
+    flat = torch.randn(sum(v.numel() for v in params.values()), generator=gen,
+                       device=first.device, dtype=first.dtype)
+    out, start = {}, 0
+    for k, v in params.items():
+        out[k] = flat[start : start + v.numel()].view(v.shape)
+        start += v.numel()
+    return out

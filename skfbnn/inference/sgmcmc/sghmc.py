@@ -36,8 +36,8 @@ from .diffusions import (
     Preconditioner,
     adapt_preconditioner,
     init_preconditioner,
-    noise_like,
     noise_std,
+    noises_like,
     preconditioner_param,
     scaled,
     step_size_param,
@@ -118,12 +118,13 @@ def update(
     momenta = state.momenta
     if state.step == 0 or (n_leapfrog is not None and state.step % n_leapfrog == 0):
         scale = math.sqrt(eta * temperature)
-        momenta = {k: scale * scaled(pre, k, 1.0) ** 0.5 * noise_like(v, gen)
-                   for k, v in momenta.items()}
+        fresh = noises_like(momenta, gen)
+        momenta = {k: scale * scaled(pre, k, 1.0) ** 0.5 * fresh[k] for k in momenta}
     variance = 2.0 * friction * eta * temperature
-    momenta = {
-        k: (1.0 - friction) * v + eta * scaled(pre, k, grads[k])
-        + noise_std(pre, k, variance, eta) * noise_like(v, gen)
+    noise = noises_like(momenta, gen)
+    momenta = {  # (1 - a) v + eta M^-1 grad + std * noise, in fused ops
+        k: ((1.0 - friction) * v).add_(scaled(pre, k, grads[k]), alpha=eta)
+        .add_(noise_std(pre, k, variance, eta) * noise[k])
         for k, v in momenta.items()
     }
     params = {k: p + momenta[k] for k, p in state.params.items()}

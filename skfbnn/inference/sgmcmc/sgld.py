@@ -26,8 +26,8 @@ from .diffusions import (
     Preconditioner,
     adapt_preconditioner,
     init_preconditioner,
-    noise_like,
     noise_std,
+    noises_like,
     preconditioner_param,
     scaled,
     step_size_param,
@@ -86,9 +86,10 @@ def update(
     pre = adapt_preconditioner(state.preconditioner, grads, state.step, n_adapt)
     eps = step_size(state.step)
     fraction = min(1.0, batch["x"].shape[-2] / n_data) if n_data else 1.0
+    noise = noises_like(state.params, gen)
     params = {
         k: p + eps * scaled(pre, k, grads[k])
-        + noise_std(pre, k, 2.0 * eps * temperature, eps, fraction) * noise_like(p, gen)
+        + noise_std(pre, k, 2.0 * eps * temperature, eps, fraction) * noise[k]
         for k, p in state.params.items()
     }
     return SGLDState(params, log_post, state.step + 1, pre), SGLDInfo(log_post)
