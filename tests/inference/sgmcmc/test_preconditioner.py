@@ -21,6 +21,7 @@ from skfbnn.inference.sgmcmc.diffusions import (
     adapt_preconditioner,
     init_preconditioner,
     noise_std,
+    noises_like,
     update_step,
 )
 from skfbnn.inference.types import BayesProblem
@@ -35,6 +36,7 @@ from .._harness import (
     z_critical,
 )
 
+F64 = torch.float64
 N_BURNIN = 300
 
 
@@ -118,6 +120,38 @@ def test_adaptation_stops_after_burnin():
     assert init_preconditioner(params, "identity") == Preconditioner(None, None, 0)
     with pytest.raises(ValueError, match="preconditioner"):
         init_preconditioner(params, "diagonal")
+
+
+def test_adapted_metric_is_the_bias_corrected_rms_of_the_gradients():
+    """Several steps of the fused update equal the textbook running mean (RMSprop's,
+    bias-corrected as Adam's) and ``M^-1 = 1 / max(sqrt(v_hat), 1)``, per element."""
+    gen = torch.Generator().manual_seed(0)
+    params = {"w": torch.zeros(2, 3, dtype=F64), "b": torch.zeros(2, dtype=F64)}
+    pre = init_preconditioner(params, "adaptive")
+    history = []
+    for step in range(5):
+        grads = {k: 3 * torch.randn(v.shape, generator=gen, dtype=F64) for k, v in params.items()}
+        history.append(grads)
+        pre = adapt_preconditioner(pre, grads, step=step, n_adapt=10)
+    decay = 0.99
+    for key in params:
+        v = sum((1 - decay) * decay ** (4 - t) * g[key] ** 2 for t, g in enumerate(history))
+        expected = 1.0 / (v / (1 - decay**5)).sqrt().clamp_min(1.0)
+        torch.testing.assert_close(pre.inverse_mass[key], expected, rtol=1e-12, atol=0)
+        assert pre.square_mean[key] is not history[-1][key]
+
+
+def test_noises_like_is_one_standard_normal_draw_split_by_shape():
+    params = {"w": torch.zeros(4, 3, 5, dtype=F64), "b": torch.zeros(4, 5, dtype=F64)}
+    noise = noises_like(params, torch.Generator().manual_seed(1))
+    flat = torch.randn(4 * 3 * 5 + 4 * 5, generator=torch.Generator().manual_seed(1),
+                       dtype=F64)
+    assert {k: v.shape for k, v in noise.items()} == {k: v.shape for k, v in params.items()}
+    torch.testing.assert_close(torch.cat([noise["w"].flatten(), noise["b"].flatten()]), flat)
+    many = noises_like({"w": torch.zeros(200_000, dtype=F64)}, torch.Generator().manual_seed(2))
+    z_mean = float(many["w"].mean()) / (1 / 200_000) ** 0.5
+    z_var = (float(many["w"].var()) - 1.0) / (2 / 200_000) ** 0.5
+    assert abs(z_mean) < 4 and abs(z_var) < 4
 
 
 def test_noise_std_subtracts_minibatch_noise():
