@@ -68,8 +68,9 @@ class MinibatchStream:
         self.n_data, self.n_chains, self.gen, self.pool = n_data, n_chains, gen, pool
         self.batch_size = min(batch_size, n_data)
         self.per_epoch = n_data // max(self.batch_size, 1)
-        # Permutations are drawn for a block of epochs at once (one argsort per
-        # block, not per epoch): on small data sets an epoch is a single batch.
+        # Permutations are drawn for a block of epochs at once and cut into batches
+        # (on small data sets an epoch is a single batch, and per-step draws cost
+        # more than the batch's forward pass).
         self.epochs_per_block = max(1, min(64, PERMUTATION_BLOCK_ROWS // max(n_data, 1)))
         self._batches: Tensor | None = None
         self._next = 0
