@@ -42,7 +42,7 @@ from ..priors.functional import FunctionalPrior, FunctionPrior
 from ..priors.gp import GPPrior, make_kernel
 from ..priors.measurement import MeasurementSampler
 from ..priors.weight import HierarchicalWeightPrior, WeightPrior
-from ._params import COMMON, GENERIC, Param, common_params, method_params
+from ._params import COMMON, GENERIC, Param, common_params, measurement_points, method_params
 
 __all__ = ["BayesianNetBase"]
 
@@ -211,7 +211,8 @@ class BayesianNetBase(BaseEstimator):
                      constant_mean=hyper["prior_mean"] == "constant").to(gp_device)
         gp.fit(X64, yt, hyper["prior_fit_iter"], gen, classification=self._is_classifier())
         sampler = MeasurementSampler(
-            Xt, hyper["n_measurement_points"], hyper["measurement_train_fraction"],
+            Xt, measurement_points(hyper["n_measurement_points"], len(Xt)),
+            hyper["measurement_train_fraction"],
             hyper["measurement_margin"],
         )
         functional = FunctionalPrior(gp, sampler, _nugget(hyper["prior_nugget"], gp, X64))

@@ -89,8 +89,12 @@ class IFBNNRegressor(RegressorMixin, BayesianRegressorBase):
         converged. 0 keeps them fixed.
     prior_mean : str, default='constant'
         GP prior mean: zero, or a constant fitted with the hyperparameters.
-    n_measurement_points : int, default=100
-        Size of the measurement set redrawn at every step.
+    n_measurement_points : int or 'auto', default='auto'
+        Size of the measurement set redrawn at every step. 'auto': ``min(100, n_train)``, so on tiny
+        training sets the functional prior does not get more points than the likelihood has rows
+        (the paper uses as many as the training set, up to 1000; on the 1-D example 20 points
+        instead of 100 widen the gap band to the exact GP's, and no UCI training set has fewer than
+        100 rows).
     measurement_train_fraction : float, default=0.5
         Fraction of the measurement set drawn from the training inputs; the rest is uniform in the
         widened training box.
@@ -152,7 +156,7 @@ class IFBNNRegressor(RegressorMixin, BayesianRegressorBase):
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
-        n_measurement_points=100,
+        n_measurement_points='auto',
         measurement_train_fraction=0.5,
         measurement_margin=0.1,
         prior_nugget='noise',
@@ -248,8 +252,12 @@ class IFBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         converged. 0 keeps them fixed.
     prior_mean : str, default='constant'
         GP prior mean: zero, or a constant fitted with the hyperparameters.
-    n_measurement_points : int, default=100
-        Size of the measurement set redrawn at every step.
+    n_measurement_points : int or 'auto', default='auto'
+        Size of the measurement set redrawn at every step. 'auto': ``min(100, n_train)``, so on tiny
+        training sets the functional prior does not get more points than the likelihood has rows
+        (the paper uses as many as the training set, up to 1000; on the 1-D example 20 points
+        instead of 100 widen the gap band to the exact GP's, and no UCI training set has fewer than
+        100 rows).
     measurement_train_fraction : float, default=0.5
         Fraction of the measurement set drawn from the training inputs; the rest is uniform in the
         widened training box.
@@ -298,7 +306,7 @@ class IFBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         kernel=None,
         prior_fit_iter=100,
         prior_mean='constant',
-        n_measurement_points=100,
+        n_measurement_points='auto',
         measurement_train_fraction=0.5,
         measurement_margin=0.1,
         prior_nugget='noise',

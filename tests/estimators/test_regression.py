@@ -568,3 +568,30 @@ def test_bad_step_cap_is_named(value, regression_data):
     X, y = regression_data
     with pytest.raises(ValueError, match="step_cap"):
         make(skfbnn.SGHMCRegressor, step_cap=value).fit(X, y)
+
+
+@pytest.mark.parametrize("n_rows, given, expected", [
+    (30, "auto", 30), (150, "auto", 100), (30, 64, 64),
+])
+def test_auto_measurement_set_is_at_most_the_training_set(monkeypatch, n_rows, given, expected):
+    """``n_measurement_points="auto"`` (the functional samplers' default): 100 points, or
+    as many as there are training rows when fewer; an integer is used as given."""
+    import skfbnn.estimators._base as base
+
+    sizes = []
+    real = base.MeasurementSampler
+
+    def spy(X, n_points, *args):
+        sizes.append(n_points)
+        return real(X, n_points, *args)
+
+    monkeypatch.setattr(base, "MeasurementSampler", spy)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n_rows, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n_rows)
+    est = skfbnn.FunctionalSGLDRegressor(n_measurement_points=given, n_burnin=20, n_samples=2,
+                                        thinning=2, n_chains=2, prior_fit_iter=2,
+                                        random_state=0)
+    assert skfbnn.FunctionalSGHMCRegressor().get_params()["n_measurement_points"] == "auto"
+    est.fit(X, y)
+    assert sizes == [expected]
