@@ -20,6 +20,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import warnings
 from pathlib import Path
@@ -53,13 +54,15 @@ def run(args) -> None:
             for split in args.splits:
                 X, X_test, y, y_test = load_uci_split(dataset, split, data_home=args.data_home)
                 rows = np.random.default_rng(1000 + split).choice(len(X), n, replace=False)
-                for method in args.methods:
+                for name in args.methods:
+                    method = name + args.label
                     if (dataset, n, split, method) in done:
                         continue
-                    if method == "exact_gp":
+                    if name == "exact_gp":
                         rec = exact_gp(X[rows], y[rows], X_test, y_test, restarts=0)
                     else:
-                        pipe = make_regression_pipeline(method, random_state=split, device="cpu")
+                        pipe = make_regression_pipeline(name, random_state=split, device="cpu",
+                                                        **json.loads(args.params))
                         try:
                             with warnings.catch_warnings():
                                 warnings.simplefilter("ignore")
@@ -166,6 +169,8 @@ def main() -> None:
     ap.add_argument("--splits", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     ap.add_argument("--methods", nargs="+",
                     default=["sghmc", "fsghmc", "sgld", "fsgld", "exact_gp"])
+    ap.add_argument("--params", default="{}", help="JSON parameters of every sampler")
+    ap.add_argument("--label", default="", help="suffix of the method names in the records")
     ap.add_argument("--summary", action="store_true", help="only print the tables")
     ap.add_argument("--plot", type=Path, help="only draw the figure to this file")
     args = ap.parse_args()
