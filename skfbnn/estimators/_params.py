@@ -56,10 +56,10 @@ COMMON = [
 ]
 
 ARCHITECTURE = ("hidden_layer_sizes", "activation")
+"""The ``COMMON`` entries a method may give its own defaults (``MethodSpec.architecture``)."""
 
 AUTO_MEASUREMENT_POINTS = 100
 """``n_measurement_points="auto"``: this many, or the number of training rows if fewer."""
-"""The ``COMMON`` entries a method may give its own defaults (``MethodSpec.architecture``)."""
 
 
 def common_params(method: str | None = None) -> list[Param]:
