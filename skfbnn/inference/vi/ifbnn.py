@@ -26,9 +26,22 @@ the gradient flows through it. Several outputs (classes) are independent
 under the GP prior; their distances are summed, each with its own output's
 linearised covariance (the cross-output covariance of ``q`` is dropped).
 ``reduction="mean"`` divides the distance by the number of measurement points.
-The paper (Wang et al.) further pushes ``q(f)`` through the infinite-training
-NTK limit (its Eq. 14); that step needs the NTK on all training rows and is
-not done here.
+
+``ntk_limit=True`` (regression) regularises instead the GP that the paper's
+Eq. 14 gets by training the linearised network from its current state to
+convergence on the data, with the step's minibatch ``B`` standing in for the
+training set: with ``Theta = J J^T`` the empirical NTK at the mean and
+``P = Theta_MB (Theta_BB + nu I)^{-1}`` (``nu`` the nugget, so the limit is
+NTK ridge regression with the prior's noise),
+
+.. math::
+
+    m_\\infty = f(X_M) - P\\,(f(X_B) - y_B), \\qquad
+    k_\\infty = (J_M - P J_B)\\,\\mathrm{diag}(\\sigma^2)\\,(J_M - P J_B)^\\top,
+
+which is Eq. 14's four-term covariance written as one factor. The data enter
+the regularised covariance: directions the data pin down drop out of it, and
+the regulariser acts on what the data leave open.
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ import torch
 from torch import Tensor
 
 from ..._validation import Interval, StrOptions
+from ...likelihoods import GaussianLikelihood
 from ...nn.functional import Params
 from ...nn.jacobian import flat_jacobian
 from ...priors.functional import FunctionPrior, MeasurementDraw
@@ -63,6 +77,10 @@ HYPER = (
           "'sum': the squared distance between the Gaussians on the measurement set; "
           "'mean': divided by the number of measurement points (per-point scale; chosen on "
           "validation rows, docs/benchmarks.md)."),
+    param("ntk_limit", False, ["boolean"], "bool",
+          "Regression: regularise the infinite-training NTK limit of the linearised network "
+          "(the paper's Eq. 14, the minibatch standing in for the training set) instead of "
+          "the linearisation itself."),
     param("noise_floor", "gp", [None, StrOptions({"gp"})], "'gp' or None",
           "Regression with a learned noise: 'gp' keeps the noise std at least the pre-fitted "
           "GP's noise std after every step (as the fBNN reference code does), so a network "
@@ -94,22 +112,43 @@ def check_functional(problem: BayesProblem, method: str) -> None:
 
 
 def linearized_w2(problem: BayesProblem, mean: Params, std: Params, measure: MeasurementDraw,
-                  reduction: str = "sum") -> Tensor:
-    """Squared W2 between the linearised ``q(f_M)`` and the GP prior, per set ``(C,)``."""
-    n_out = measure.mean.shape[0]
-    f, jac = problem.jacobian(network_params(mean), measure.x, n_out)
-    A = flat_jacobian(jac, std).to(measure.chol.dtype)  # (C, k, M, P)
-    f = f.to(A.dtype).transpose(1, 2)  # (C, k, M)
+                  reduction: str = "sum", batch: Batch | None = None) -> Tensor:
+    """Squared W2 between the linearised ``q(f_M)`` and the GP prior, per set ``(C,)``.
+
+    With ``batch`` (its ``x`` and standardised ``y``), ``q(f_M)`` is first pushed to
+    the infinite-training NTK limit on that batch (the module docstring).
+    """
+    n_out, n_m = measure.mean.shape[0], measure.x.shape[0]
     nugget = problem.prior.functional.nugget  # C1 = A A^T + nugget I
+    x = measure.x
+    if batch is not None:
+        xb = batch["x"]
+        x = torch.cat([x.expand(*xb.shape[:-2], *x.shape), xb], dim=-2)
+    f, jac = problem.jacobian(network_params(mean), x, n_out)
+    dtype = measure.chol.dtype
+    A = flat_jacobian(jac, std).to(dtype)  # (C, k, M [+ n], P)
+    f = f.to(dtype).transpose(1, 2)  # (C, k, M [+ n])
+    if batch is not None:
+        J = flat_jacobian(jac).to(dtype)
+        J_m, J_b = J[..., :n_m, :], J[..., n_m:, :]
+        theta_bb = J_b @ J_b.transpose(-1, -2)
+        eye = torch.eye(theta_bb.shape[-1], dtype=dtype, device=theta_bb.device)
+        chol = torch.linalg.cholesky(theta_bb + nugget * eye)
+        # P^T = (Theta_BB + nu I)^{-1} Theta_BM
+        gain = torch.cholesky_solve(J_b @ J_m.transpose(-1, -2), chol).transpose(-1, -2)
+        resid = f[..., n_m:] - batch["y"].to(dtype).transpose(-1, -2)  # y: ([C,] n, k)
+        f = f[..., :n_m] - (gain @ resid.unsqueeze(-1)).squeeze(-1)
+        A = A[..., :n_m, :] - gain @ A[..., n_m:, :]
     w2 = gaussian_w2_factor(f, A, measure.mean, measure.chol, shift1=nugget).sum(-1)
-    return w2 / measure.x.shape[0] if reduction == "mean" else w2
+    return w2 / n_m if reduction == "mean" else w2
 
 
 def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem, n_mc: int,
-               beta: float, reduction: str):
+               beta: float, reduction: str, ntk_limit: bool = False):
     mean, std = split(variational)
     loglik = expected_log_likelihood(mean, std, batch, gen, problem, n_mc)
-    w2 = linearized_w2(problem, mean, std, batch["measure"], reduction)
+    w2 = linearized_w2(problem, mean, std, batch["measure"], reduction,
+                       batch if ntk_limit else None)
     n, N = batch["x"].shape[-2], problem.n_data
     value = (N / n) * loglik + problem.likelihood.log_prior(mean) - beta * w2.to(loglik.dtype)
     return value / N, (w2,)
@@ -118,10 +157,11 @@ def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem,
 def update(
     state: MeanFieldState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
     learning_rate: Schedule, n_mc: int, beta: float, w2_reduction: str, log_floor=None,
+    ntk_limit: bool = False,
 ) -> tuple[MeanFieldState, IFBNNInfo]:
     """One Adam step up the ifBNN objective; pure (``state`` is not modified)."""
     objective = partial(_objective, problem=problem, n_mc=n_mc, beta=beta,
-                        reduction=w2_reduction)
+                        reduction=w2_reduction, ntk_limit=ntk_limit)
     state, value, (w2,), grad_norm = ascend(state, batch, gen, objective, learning_rate)
     return floor_noise(state, log_floor), IFBNNInfo(value, w2, grad_norm)
 
@@ -129,11 +169,16 @@ def update(
 def build(
     problem: BayesProblem, *, learning_rate: Schedule, n_mc: int = 1, beta: float = 1.0,
     w2_reduction: str = "mean", init_std: float = 1e-2, noise_floor: str | None = "gp",
+    ntk_limit: bool = False,
 ) -> Transform:
     """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian)."""
     check_functional(problem, "ifBNN")
+    if ntk_limit and not isinstance(problem.likelihood, GaussianLikelihood):
+        raise ValueError("ntk_limit=True needs a Gaussian likelihood (regression): the NTK limit "
+                         f"regresses on the targets. Got {type(problem.likelihood).__name__}.")
     return Transform(
         partial(init, init_std=init_std),
         partial(update, problem=problem, learning_rate=learning_rate, n_mc=n_mc, beta=beta,
-                w2_reduction=w2_reduction, log_floor=_noise_floor(problem, noise_floor)),
+                w2_reduction=w2_reduction, log_floor=_noise_floor(problem, noise_floor),
+                ntk_limit=ntk_limit),
     )

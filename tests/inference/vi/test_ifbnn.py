@@ -115,3 +115,47 @@ def test_build_needs_a_functional_prior_and_a_jacobian():
     with pytest.raises(ValueError, match="Jacobian"):
         ifbnn.build(BayesProblem(problem.forward, problem.likelihood, problem.prior, 30),
                     learning_rate=lambda t: 1e-2)
+
+
+def _brute_force_ntk_limit_w2(net, mean, std, draw, K, xb, yb):
+    """The paper's Eq. 14 term by term (Lambda, Theta from torch.func), then the full W2."""
+    net = net.to_empty(device="cpu").double()
+    n_m, total = draw.x.shape[0], []
+    x = torch.cat([draw.x, xb])
+    for c in range(2):
+        p = {k: v[c] for k, v in mean.items()}
+        jac = jacrev(lambda q: functional_call(net, q, (x,)))(p)
+        f = functional_call(net, p, (x,))[:, 0]
+        J = torch.cat([jac[k][:, 0].reshape(x.shape[0], -1) for k in p], -1)
+        s2 = torch.cat([std[k][c].reshape(-1) for k in p]).pow(2)
+        lam, theta = (J * s2) @ J.T, J @ J.T
+        M, B = slice(0, n_m), slice(n_m, None)
+        inv = torch.linalg.inv(theta[B, B] + NUGGET * torch.eye(len(xb), dtype=F64))
+        m_inf = f[M] - theta[M, B] @ inv @ (f[B] - yb)
+        k_inf = (lam[M, M] - lam[M, B] @ inv @ theta[B, M] - theta[M, B] @ inv @ lam[B, M]
+                 + theta[M, B] @ inv @ lam[B, B] @ inv @ theta[B, M])
+        cov = k_inf + NUGGET * torch.eye(n_m, dtype=F64)
+        total.append(gaussian_w2(m_inf, cov, draw.mean[0], K, squared=True))
+    return torch.stack(total)
+
+
+@pytest.mark.parametrize("sizes", [(4,), (4, 3)])
+def test_ntk_limit_w2_equals_the_papers_eq14_term_by_term(sizes):
+    net, problem, mean, std, draw, K = _setup(sizes)
+    gen = torch.Generator().manual_seed(3)
+    xb = torch.randn(5, 2, generator=gen, dtype=F64)
+    yb = torch.randn(5, generator=gen, dtype=F64)
+    got = ifbnn.linearized_w2(problem, mean, std, draw, batch={"x": xb, "y": yb[:, None]})
+    expected = _brute_force_ntk_limit_w2(net, mean, std, draw, K, xb, yb)
+    torch.testing.assert_close(got, expected, rtol=1e-7, atol=1e-8)
+    per_set = {"x": xb.expand(2, 5, 2), "y": yb[None, :, None].expand(2, 5, 1)}
+    torch.testing.assert_close(ifbnn.linearized_w2(problem, mean, std, draw, batch=per_set), got)
+
+
+def test_ntk_limit_needs_a_gaussian_likelihood():
+    from skfbnn.likelihoods import CategoricalLikelihood
+
+    _, problem, *_ = _setup((), n_out=2)
+    problem.likelihood = CategoricalLikelihood()
+    with pytest.raises(ValueError, match="ntk_limit"):
+        ifbnn.build(problem, learning_rate=lambda t: 1e-2, ntk_limit=True)
