@@ -37,3 +37,18 @@ def test_bad_ntk_limit_is_refused_by_name(value):
     X, y = _data()
     with pytest.raises(ValueError, match="ntk_limit"):
         IFBNNRegressor(**FAST, ntk_limit=value).fit(X, y)
+
+
+def test_auto_reduction_is_the_sum_for_regression_and_the_mean_for_classification():
+    X, y = _data()
+    auto = IFBNNRegressor(**FAST).fit(X, y).predict(X)
+    np.testing.assert_array_equal(auto, IFBNNRegressor(**FAST, w2_reduction="sum").fit(X, y)
+                                  .predict(X))
+    assert not np.allclose(auto, IFBNNRegressor(**FAST, w2_reduction="mean").fit(X, y)
+                           .predict(X))
+    labels = y > 0
+    auto = IFBNNClassifier(**FAST).fit(X, labels).predict_proba(X)
+    np.testing.assert_array_equal(auto, IFBNNClassifier(**FAST, w2_reduction="mean")
+                                  .fit(X, labels).predict_proba(X))
+    assert not np.allclose(auto, IFBNNClassifier(**FAST, w2_reduction="sum").fit(X, labels)
+                           .predict_proba(X))
