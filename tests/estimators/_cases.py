@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import skfbnn
 from skfbnn.inference.registry import METHODS
 
@@ -107,3 +109,10 @@ def fitted(cls, X, y, **kwargs):
     if key not in _CACHE:
         _CACHE[key] = make(cls, **kwargs).fit(X, y)
     return _CACHE[key]
+
+
+def sine_data(n=40, seed=0):
+    """``n`` rows of 2 uniform features and ``sin(3 x0) + 0.1 noise``: a tiny regression set."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 2))
+    return X, np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=n)

@@ -13,18 +13,14 @@ from skfbnn import BayesianNetRegressor, IFBDEClassifier, IFBDERegressor
 from skfbnn.inference.ensemble.random_function import PREFIX, offset
 from skfbnn.nn.functional import make_forward
 
+from ._cases import sine_data
+
 FAST = dict(n_iter=60, min_epochs=1, n_estimators=3, hidden_layer_sizes=(8,), device="cpu",
             random_state=0)
 
 
-def _data(n=40, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, 2))
-    return X, np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=n)
-
-
 def test_pickled_regressor_with_random_function_predicts_the_same():
-    X, y = _data()
+    X, y = sine_data()
     est = IFBDERegressor(**FAST, random_function=True).fit(X, y)
     assert any(k.startswith(PREFIX) for k in est.posterior_.members)
     loaded = pickle.loads(pickle.dumps(est))
@@ -37,7 +33,7 @@ def test_pickled_regressor_with_random_function_predicts_the_same():
 
 
 def test_predictions_are_the_members_plus_their_random_function():
-    X, y = _data()
+    X, y = sine_data()
     est = IFBDERegressor(**FAST, random_function=True).fit(X, y)
     members = {k: v.double() for k, v in est.posterior_.members.items()}
     Xt = torch.as_tensor(X)
@@ -52,7 +48,7 @@ def test_predictions_are_the_members_plus_their_random_function():
 
 
 def test_classifier_with_random_function_round_trips():
-    X, y = _data()
+    X, y = sine_data()
     labels = np.where(y > 0, "up", "down")
     clf = IFBDEClassifier(**FAST, random_function=True).fit(X, labels)
     proba = clf.predict_proba(X)
@@ -62,7 +58,7 @@ def test_classifier_with_random_function_round_trips():
 
 @pytest.mark.parametrize("value", ["yes", 1.5, None])
 def test_bad_random_function_is_refused_by_name(value):
-    X, y = _data(12)
+    X, y = sine_data(12)
     with pytest.raises(ValueError, match="random_function"):
         IFBDERegressor(**FAST, random_function=value).fit(X, y)
     with pytest.raises(ValueError, match="random_function"):

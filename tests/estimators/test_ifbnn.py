@@ -8,17 +8,13 @@ import pytest
 
 from skfbnn import IFBNNClassifier, IFBNNRegressor
 
+from ._cases import sine_data
+
 FAST = dict(n_iter=40, hidden_layer_sizes=(8,), n_samples=10, device="cpu", random_state=0)
 
 
-def _data(n=40, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, 2))
-    return X, np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=n)
-
-
 def test_ntk_limit_regression_fits_finite_and_differs_from_the_plain_linearisation():
-    X, y = _data()
+    X, y = sine_data()
     limit = IFBNNRegressor(**FAST, ntk_limit=True).fit(X, y)
     plain = IFBNNRegressor(**FAST).fit(X, y)
     mean, std = limit.predict(X, return_std=True)
@@ -27,20 +23,20 @@ def test_ntk_limit_regression_fits_finite_and_differs_from_the_plain_linearisati
 
 
 def test_ntk_limit_is_refused_by_a_classifier_by_name():
-    X, y = _data()
+    X, y = sine_data()
     with pytest.raises(ValueError, match="ntk_limit"):
         IFBNNClassifier(**FAST, ntk_limit=True).fit(X, y > 0)
 
 
 @pytest.mark.parametrize("value", ["yes", 2])
 def test_bad_ntk_limit_is_refused_by_name(value):
-    X, y = _data()
+    X, y = sine_data()
     with pytest.raises(ValueError, match="ntk_limit"):
         IFBNNRegressor(**FAST, ntk_limit=value).fit(X, y)
 
 
 def test_auto_reduction_is_the_sum_for_regression_and_the_mean_for_classification():
-    X, y = _data()
+    X, y = sine_data()
     auto = IFBNNRegressor(**FAST).fit(X, y).predict(X)
     np.testing.assert_array_equal(auto, IFBNNRegressor(**FAST, w2_reduction="sum").fit(X, y)
                                   .predict(X))
