@@ -13,7 +13,9 @@ never more than 1 nat behind the best.
 ``--grid anchored`` compares ifBDE and the deep ensemble with and without anchored members
 (each member's weight penalty centred at its own prior draw); ``--grid anchored_scale``
 does so at the weight-prior scales 0.3 and 3 (the default is 1); ``--grid prior_scale``
-compares the weight-prior scales 1 and 3 of ifBDE and the deep ensemble.
+compares the weight-prior scales 1 and 3 of ifBDE and the deep ensemble; ``--grid ntk_scale``
+runs ifBDE with the weight prior 3 and its members' NTK scaled by 1 (the plain empirical NTK),
+0.5, 0.25 and 0.1, and by 1 with ``beta=3``, to be held against the ``prior_scale`` rows.
 
 Usage: python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
            [--methods ifbnn fbnn ifbde] [--datasets yacht bostonHousing energy] [--splits 0]
@@ -67,8 +69,13 @@ PRIOR_SCALE_GRID = {
     "ifbde": _grid(prior_std=(1.0, 3.0)),
     "ensemble": _grid(prior_std=(1.0, 3.0)),
 }
+NTK_SCALE_GRID = {
+    "ifbde": [*_grid(prior_std=(3.0,), ntk_scale=(1.0, 0.5, 0.25, 0.1)),
+              {"prior_std": 3.0, "ntk_scale": 1.0, "beta": 3.0}],
+}
 GRIDS = {"default": GRID, "random_function": RANDOM_FUNCTION_GRID, "anchored": ANCHORED_GRID,
-         "anchored_scale": ANCHORED_SCALE_GRID, "prior_scale": PRIOR_SCALE_GRID}
+         "anchored_scale": ANCHORED_SCALE_GRID, "prior_scale": PRIOR_SCALE_GRID,
+         "ntk_scale": NTK_SCALE_GRID}
 DATASETS = ("yacht", "bostonHousing", "energy")
 
 

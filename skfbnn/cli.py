@@ -101,7 +101,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
 
     for name, spec in METHODS.items():
         print(f"{name:8s} family={spec.family:12s} prior={spec.prior:8s} "
-              f"posterior={spec.posterior:10s} update={spec.build.__module__}")
+              f"posterior={spec.posterior:10s} update={spec.module.__name__}")
     return 0
 
 

@@ -39,7 +39,9 @@ def test_methods_lists_the_registry(capsys):
     assert [line.split()[0] for line in lines] == list(METHODS)
     assert len(lines) == len(METHODS) >= 6
     for line, (_name, spec) in zip(lines, METHODS.items(), strict=False):
-        assert f"prior={spec.prior}" in line and spec.build.__module__ in line
+        assert f"prior={spec.prior}" in line
+        assert line.endswith(f"update={spec.module.__name__}")  # the method's own file
+        assert spec.module.__name__.startswith("skfbnn.inference.")
         assert f"family={spec.family}" in line and f"posterior={spec.posterior}" in line
 
 

@@ -78,6 +78,41 @@ def test_members_without_hidden_layer_are_the_bayesian_linear_regression_posteri
         torch.testing.assert_close(means[c, 0], phi_m @ w)
 
 
+def _steps(problem, params, gen_seed=6, **kwargs):
+    gen = torch.Generator().manual_seed(gen_seed)
+    transform = ifbde.build(problem, learning_rate=lambda t: 1e-2, **kwargs)
+    state = transform.init(params)
+    draw, _ = _draw()
+    for _ in range(3):
+        x = torch.randn(3, 8, 2, generator=gen, dtype=F64)
+        state, info = transform.update(state, {"x": x, "y": torch.sin(x[..., :1]),
+                                               "measure": draw}, gen)
+    return state.params, info.w2
+
+
+def test_ntk_scale_none_is_the_weight_prior_scale_and_a_float_sets_the_kernel_alone():
+    """ntk_scale=None linearises the weight prior (kernel prior_std^2 J J^T); a float
+    replaces that scale in the regulariser only, and the W2 sees kernel ntk_scale^2 J J^T."""
+    gen = torch.Generator().manual_seed(7)
+    net = build_mlp(2, 2, (6,), "tanh")
+    problem = _problem(net, HeteroscedasticGaussianLikelihood())
+    params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
+    default, w2_default = _steps(problem, params, prior_std=2.0, ntk_scale=None)
+    explicit, w2_explicit = _steps(problem, params, prior_std=2.0, ntk_scale=2.0)
+    plain, w2_plain = _steps(problem, params, prior_std=2.0, ntk_scale=1.0)
+    for k in params:
+        torch.testing.assert_close(default[k], explicit[k], rtol=0, atol=0)
+    assert float(w2_plain[0]) != pytest.approx(float(w2_default[0]), rel=1e-3)
+    # the scale multiplies the NTK before conditioning: s^2 (Theta_MM - Theta_MB (Theta_BB
+    # + nu / s^2 I)^{-1} Theta_BM) + nu I
+    x = torch.randn(3, 8, 2, generator=torch.Generator().manual_seed(8), dtype=F64)
+    draw, _ = _draw()
+    _, cov = ifbde.member_covariances(problem, params, x, draw.x, 1, 2.0, NUGGET)
+    _, ntk = problem.ntk(params, torch.cat([x, draw.x.expand(3, -1, -1)], 1), 1)
+    expected = 4 * ifbde.conditioned_covariance(ntk.double(), 8, NUGGET / 4)
+    torch.testing.assert_close(cov, expected + NUGGET * torch.eye(5, dtype=F64))
+
+
 @pytest.mark.parametrize("aggregate", ["barycenter", "average"])
 def test_identical_members_aggregate_to_themselves(aggregate):
     draw, K = _draw()
@@ -186,7 +221,7 @@ def test_random_function_enters_the_likelihood_and_the_regulariser_means():
     problem = _rf_problem(net, likelihood)
     params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
     t = ifbde.build(problem, learning_rate=lambda t: 1e-2, beta=1.0, prior_std=1.0,
-                    random_function=True)
+                    ntk_scale=None, random_function=True)
     state = t.init(params, None, gen)
     draw, _ = _draw()
     x = torch.randn(3, 8, 2, generator=gen, dtype=F64)
