@@ -65,3 +65,17 @@ def test_bad_random_function_is_refused_by_name(value):
         BayesianNetRegressor(method="ifbde", method_params={"random_function": value,
                                                             "n_iter": 5},
                              device="cpu").fit(X, y)
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, "prior"])
+def test_bad_ntk_scale_is_refused_by_name(value):
+    X, y = sine_data(12)
+    with pytest.raises(ValueError, match="ntk_scale"):
+        IFBDERegressor(**FAST, ntk_scale=value).fit(X, y)
+
+
+def test_ntk_scale_none_and_a_float_both_fit():
+    X, y = sine_data()
+    for value in (None, 0.25):
+        reg = IFBDERegressor(**FAST, ntk_scale=value).fit(X, y)
+        assert np.isfinite(reg.predict(X)).all()
