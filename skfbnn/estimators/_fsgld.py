@@ -107,8 +107,11 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
     measurement_train_fraction : float, default=0.5
         Fraction of the measurement set drawn from the training inputs; the rest is uniform in the
         widened training box.
-    measurement_margin : float, default=0.1
-        Relative widening of the training box on each side.
+    measurement_margin : float, default=0.25
+        Relative widening of the training box on each side; 0.25 for the functional samplers (0.1
+        for the variational methods): on the 1-D example it opens the band in the gap between the
+        two clusters 1.9x (fSGHMC, six seeds) where 0.1 gave 1.5x, and it leaves the UCI validation
+        rows where they were (docs/benchmarks.md, section 2).
     prior_nugget : 'noise' or float, default='noise'
         Variance added to the diagonal of the prior covariance at the measurement points
         (standardised target units). 'noise' uses the observation-noise variance of the pre-fitted
@@ -166,7 +169,7 @@ class FunctionalSGLDRegressor(RegressorMixin, BayesianRegressorBase):
         prior_mean='constant',
         n_measurement_points='auto',
         measurement_train_fraction=0.5,
-        measurement_margin=0.1,
+        measurement_margin=0.25,
         prior_nugget='noise',
         weight_prior_std=None,
     ) -> None:
@@ -284,8 +287,11 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
     measurement_train_fraction : float, default=0.5
         Fraction of the measurement set drawn from the training inputs; the rest is uniform in the
         widened training box.
-    measurement_margin : float, default=0.1
-        Relative widening of the training box on each side.
+    measurement_margin : float, default=0.25
+        Relative widening of the training box on each side; 0.25 for the functional samplers (0.1
+        for the variational methods): on the 1-D example it opens the band in the gap between the
+        two clusters 1.9x (fSGHMC, six seeds) where 0.1 gave 1.5x, and it leaves the UCI validation
+        rows where they were (docs/benchmarks.md, section 2).
     prior_nugget : 'noise' or float, default='noise'
         Variance added to the diagonal of the prior covariance at the measurement points
         (standardised target units). 'noise' uses the observation-noise variance of the pre-fitted
@@ -336,7 +342,7 @@ class FunctionalSGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         prior_mean='constant',
         n_measurement_points='auto',
         measurement_train_fraction=0.5,
-        measurement_margin=0.1,
+        measurement_margin=0.25,
         prior_nugget='noise',
         weight_prior_std=None,
     ) -> None:

@@ -601,3 +601,35 @@ def test_auto_measurement_set_is_at_most_the_training_set(monkeypatch, n_rows, g
     assert skfbnn.FunctionalSGHMCRegressor().get_params()["n_measurement_points"] == "auto"
     est.fit(X, y)
     assert sizes == [expected]
+
+
+@pytest.mark.parametrize("cls, expected", [
+    (skfbnn.FunctionalSGLDRegressor, 0.25), (skfbnn.FunctionalSGHMCRegressor, 0.25),
+    (skfbnn.FBNNRegressor, 0.1),
+])
+def test_default_measurement_margin_reaches_the_sampler(monkeypatch, cls, expected):
+    """The functional samplers widen the measurement box by 0.25 of the data's range on each
+    side by default, the variational methods by their validated 0.1; the estimator's value
+    is the one the measurement sampler gets, so the box is [lo - m w, hi + m w]."""
+    import skfbnn.estimators._base as base
+
+    boxes = []
+    real = base.MeasurementSampler
+
+    def spy(X, n_points, train_fraction, margin):
+        sampler = real(X, n_points, train_fraction, margin)
+        boxes.append((margin, sampler.low, sampler.width))
+        return sampler
+
+    monkeypatch.setattr(base, "MeasurementSampler", spy)
+    X = np.linspace(-1.0, 1.0, 30)[:, None]  # range [-1, 1], width 2
+    y = np.sin(3 * X[:, 0])
+    short = dict(n_burnin=10, n_samples=2, thinning=2, n_chains=2) if "Functional" in \
+        cls.__name__ else dict(n_iter=10, n_samples=2)
+    est = cls(prior_fit_iter=2, random_state=0, **short)
+    assert est.get_params()["measurement_margin"] == expected
+    est.fit(X, y)
+    margin, low, width = boxes[0]
+    assert margin == expected
+    assert float(low.reshape(-1)[0]) == pytest.approx(-1.0 - 2.0 * expected)
+    assert float(width.reshape(-1)[0]) == pytest.approx(2.0 * (1 + 2 * expected))

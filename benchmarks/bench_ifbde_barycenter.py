@@ -1,0 +1,67 @@
+"""ifBDE's cost per step against the number of barycenter fixed-point iterations.
+
+Fits ``IFBDERegressor`` at its defaults (``device="cpu"``, ``min_epochs=0``) on the
+training rows of UCI Boston split 0 (inputs standardised) with the cap on the fixed-point
+iterations without gradient (``skfbnn.inference.ensemble.ifbde._BARYCENTER_ITER``, 30 by
+default, where the tolerance stops it after about 3) patched to each value of ``--caps``,
+beside the deep ensemble; time per step is the slope between fits of ``k`` and ``2k`` steps,
+so one-off costs cancel. Prints each configuration's slope per repeat and the ratio to the
+deep ensemble's: how much of the ratio ifBDE / deep ensemble the fixed point accounts for.
+
+Usage: python benchmarks/bench_ifbde_barycenter.py --data-home ../shared/data/uci \
+           [--caps 30 2 1] [--k 300] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import skfbnn.inference.ensemble.ifbde as ifbde
+from skfbnn import DeepEnsembleRegressor, IFBDERegressor
+from skfbnn.datasets import load_uci_split
+
+
+def slope(cls, X, y, k: int, seed: int) -> float:
+    """Seconds per step: (t(2k) - t(k)) / k."""
+    times = []
+    for n in (k, 2 * k):
+        est = cls(n_iter=n, min_epochs=0, random_state=seed, device="cpu")
+        start = time.perf_counter()
+        est.fit(X, y)
+        times.append(time.perf_counter() - start)
+    return (times[1] - times[0]) / k
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-home", default=None)
+    parser.add_argument("--caps", nargs="+", type=int, default=[30, 2, 1])
+    parser.add_argument("--k", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    X, _, y, _ = load_uci_split("boston", 0, data_home=args.data_home)
+    X = (X - X.mean(0)) / X.std(0)
+    for cls in (DeepEnsembleRegressor, IFBDERegressor):  # warm-up
+        cls(n_iter=20, min_epochs=0, random_state=0, device="cpu").fit(X, y)
+    default = ifbde._BARYCENTER_ITER
+    rows: dict[str, list[float]] = {}
+    for rep in range(args.repeats):
+        for cap in args.caps:
+            ifbde._BARYCENTER_ITER = cap
+            rows.setdefault(f"ifBDE, cap {cap}", []).append(slope(IFBDERegressor, X, y,
+                                                                    args.k, rep))
+        ifbde._BARYCENTER_ITER = default
+        rows.setdefault("deep ensemble", []).append(slope(DeepEnsembleRegressor, X, y,
+                                                          args.k, rep))
+    base = np.median(rows["deep ensemble"])
+    for name, values in rows.items():
+        print(f"{name:18s} {1e3 * np.median(values):.2f} ms/step (repeats "
+              f"{', '.join(f'{1e3 * v:.2f}' for v in values)}), / deep ensemble "
+              f"{np.median(values) / base:.2f}")
+
+
+if __name__ == "__main__":
+    main()
