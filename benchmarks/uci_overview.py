@@ -29,9 +29,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 CURRENT = {
     # method: (glob under benchmarks/results, record name in the files)
     "SGLD": ("uci_v10/*.csv", "sgld"),
-    "fSGLD": ("uci_v10/*.csv", "fsgld"),
+    "fSGLD": ("uci_v11/*.csv", "fsgld"),
     "SGHMC": ("uci_v10/*.csv", "sghmc"),
-    "fSGHMC": ("uci_v10/*.csv", "fsghmc"),
+    "fSGHMC": ("uci_v11/*.csv", "fsghmc"),
     "pCN": ("uci_mh_v3/pcn-*.csv", "pcn"),
     "pCNL": ("uci_mh_v3/pcnl-*.csv", "pcnl"),
     "BBB": ("uci_vi_ensemble/*.csv", "bbb"),

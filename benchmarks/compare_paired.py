@@ -1,0 +1,56 @@
+"""Two sets of ``skfbnn bench`` records, paired by data set and split.
+
+Each side is ``LABEL=GLOB:METHOD`` (record files and the method whose rows to take). Prints
+one markdown row per data set with both sides' test log-likelihood, RMSE and 95% coverage
+(mean over the splits both sides have) and the paired difference of test log-likelihood,
+``b - a``: mean ± standard error, its z and on how many splits ``b`` is ahead.
+
+Usage: python benchmarks/compare_paired.py \
+           "margin 0.1=benchmarks/results/uci_v10/*.csv:fsghmc" \
+           "margin 0.25=benchmarks/results/uci_v11/*.csv:fsghmc"
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+
+import numpy as np
+
+from skfbnn.bench.report import read_records
+
+
+def load(spec: str) -> tuple[str, dict]:
+    """``{(dataset, split): record}`` of ``LABEL=GLOB:METHOD``."""
+    label, _, rest = spec.partition("=")
+    pattern, _, method = rest.rpartition(":")
+    records = read_records(sorted(glob.glob(pattern)))
+    return label, {(r["dataset"], int(r["split"])): r for r in records if r["method"] == method}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("a")
+    parser.add_argument("b")
+    args = parser.parse_args()
+    (name_a, a), (name_b, b) = load(args.a), load(args.b)
+    print(f"| data set | splits | {name_a}: LL, RMSE, cov95 | {name_b}: LL, RMSE, cov95 | "
+          f"{name_b} − {name_a} (LL) | z | ahead |")
+    print("|---|---|---|---|---|---|---|")
+    for dataset in sorted({k[0] for k in a} & {k[0] for k in b}):
+        keys = sorted(k for k in a.keys() & b.keys() if k[0] == dataset)
+        cells = []
+        for side in (a, b):
+            rows = [side[k] for k in keys]
+            cells.append(f"{np.mean([r['test_ll'] for r in rows]):.3f}, "
+                         f"{np.mean([r['rmse'] for r in rows]):.3g}, "
+                         f"{np.mean([r['coverage95'] for r in rows]):.3f}")
+        diff = np.array([b[k]["test_ll"] - a[k]["test_ll"] for k in keys])
+        se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.nan
+        z = diff.mean() / se if se > 0 else np.nan
+        print(f"| {dataset} | {len(keys)} | {cells[0]} | {cells[1]} | "
+              f"{diff.mean():+.3f} ± {se:.3f} | {z:+.1f} | {int((diff > 0).sum())} |")
+
+
+if __name__ == "__main__":
+    main()
