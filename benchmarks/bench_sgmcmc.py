@@ -8,7 +8,10 @@ configurations take turns within each repeat (seed = repeat), so that load
 from other processes falls on all of them alike; times and ratios are medians
 over repeats of the per-repeat values.
 
-Usage: python benchmarks/bench_sgmcmc.py [--repeats 5]
+``--kernel sghmc`` measures SGHMC and fSGHMC (the samplers of the accuracy goals) instead
+of SGLD and fSGLD.
+
+Usage: python benchmarks/bench_sgmcmc.py [--repeats 5] [--kernel sgld|sghmc]
 """
 
 from __future__ import annotations
@@ -20,7 +23,15 @@ import time
 import numpy as np
 import torch
 
-from skfbnn import FunctionalSGLDRegressor, SGLDRegressor
+from skfbnn import (
+    FunctionalSGHMCRegressor,
+    FunctionalSGLDRegressor,
+    SGHMCRegressor,
+    SGLDRegressor,
+)
+
+KERNELS = {"sgld": (SGLDRegressor, FunctionalSGLDRegressor),
+           "sghmc": (SGHMCRegressor, FunctionalSGHMCRegressor)}
 
 SHORT, LONG = 200, 1200
 
@@ -55,23 +66,26 @@ def boston_sized_problem() -> tuple[np.ndarray, np.ndarray]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--kernel", choices=sorted(KERNELS), default="sgld")
     args = parser.parse_args()
     X, y = boston_sized_problem()
     # min_epochs=0: the run lengths of the slope must not be stretched to a number of epochs.
     common = dict(n_samples=1, thinning=1, device="cpu", hidden_layer_sizes=(50,), min_epochs=0)
+    plain, functional = KERNELS[args.kernel]
+    k, fk = args.kernel, "f" + args.kernel
 
-    def sgld(chains):
-        return lambda n, r: SGLDRegressor(n_burnin=n, n_chains=chains, random_state=r, **common)
+    def weight_space(chains):
+        return lambda n, r: plain(n_burnin=n, n_chains=chains, random_state=r, **common)
 
-    def fsgld(chains):
-        return lambda n, r: FunctionalSGLDRegressor(
+    def function_space(chains):
+        return lambda n, r: functional(
             n_burnin=n, n_chains=chains, random_state=r, prior_fit_iter=10, **common
         )
 
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"{torch.get_num_threads()} threads available, repeats={args.repeats}")
-    makers = {"sgld, 1 chain": sgld(1), "fsgld, 1 chain": fsgld(1),
-              "sgld, 8 chains": sgld(8), "fsgld, 8 chains": fsgld(8)}
+    makers = {f"{k}, 1 chain": weight_space(1), f"{fk}, 1 chain": function_space(1),
+              f"{k}, 8 chains": weight_space(8), f"{fk}, 8 chains": function_space(8)}
     times = {name: [] for name in makers}
     for r in range(args.repeats):
         for name, make in makers.items():
@@ -82,11 +96,13 @@ def main() -> None:
         slopes[name] = (long - short) / (LONG - SHORT)
         print(f"{name:18s} {np.median(slopes[name]) * 1e3:7.3f} ms / iteration  (repeats: "
               + " ".join(f"{v * 1e3:.3f}" for v in slopes[name]) + ")")
+    K = k.upper()
+    FK = "f" + K
     for label, num, den, goal in (
-        ("fSGLD / SGLD per iteration (1 chain):", "fsgld, 1 chain", "sgld, 1 chain", 1.2),
-        ("fSGLD / SGLD per iteration (8 chains):", "fsgld, 8 chains", "sgld, 8 chains", None),
-        ("8 chains / 1 chain (SGLD):", "sgld, 8 chains", "sgld, 1 chain", 1.5),
-        ("8 chains / 1 chain (fSGLD):", "fsgld, 8 chains", "fsgld, 1 chain", 1.5),
+        (f"{FK} / {K} per iteration (1 chain):", f"{fk}, 1 chain", f"{k}, 1 chain", 1.2),
+        (f"{FK} / {K} per iteration (8 chains):", f"{fk}, 8 chains", f"{k}, 8 chains", None),
+        (f"8 chains / 1 chain ({K}):", f"{k}, 8 chains", f"{k}, 1 chain", 1.5),
+        (f"8 chains / 1 chain ({FK}):", f"{fk}, 8 chains", f"{fk}, 1 chain", 1.5),
     ):
         ratios = slopes[num] / slopes[den]
         print(f"{label:39s} {np.median(ratios):.2f}"
