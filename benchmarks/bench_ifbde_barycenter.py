@@ -8,16 +8,23 @@ beside the deep ensemble; time per step is the slope between fits of ``k`` and `
 so one-off costs cancel. Prints each configuration's slope per repeat and the ratio to the
 deep ensemble's: how much of the ratio ifBDE / deep ensemble the fixed point accounts for.
 
+``--parts`` instead times the parts of a default step (wall time per call of the members'
+conditioned NTK covariances, of the W2 aggregate's forward, of the backward and of the whole
+update, over a fit of ``2k`` steps) and counts the tensor operations per step (the profiler's
+``aten::`` events of a fit of ``k`` steps, divided by ``k``).
+
 Usage: python benchmarks/bench_ifbde_barycenter.py --data-home ../shared/data/uci \
-           [--caps 30 2 1] [--k 300] [--repeats 2]
+           [--caps 30 2 1] [--k 300] [--repeats 2] [--parts]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections import defaultdict
 
 import numpy as np
+import torch
 
 import skfbnn.inference.ensemble.ifbde as ifbde
 from skfbnn import DeepEnsembleRegressor, IFBDERegressor
@@ -35,15 +42,56 @@ def slope(cls, X, y, k: int, seed: int) -> float:
     return (times[1] - times[0]) / k
 
 
+def parts(X, y, k: int) -> None:
+    """Per-call wall time of a default step's parts, and tensor operations per step."""
+    total: dict[str, float] = defaultdict(float)
+    calls: dict[str, int] = defaultdict(int)
+
+    def timed(name, fn):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            out = fn(*args, **kwargs)
+            total[name] += time.perf_counter() - start
+            calls[name] += 1
+            return out
+        return wrapper
+
+    originals = {name: getattr(ifbde, name) for name in
+                 ("member_covariances", "aggregate_w2", "update")}
+    grad = torch.autograd.grad
+    for name, fn in originals.items():
+        setattr(ifbde, name, timed(name, fn))
+    torch.autograd.grad = timed("backward (autograd.grad)", grad)
+    try:
+        IFBDERegressor(n_iter=2 * k, min_epochs=0, random_state=0, device="cpu").fit(X, y)
+    finally:
+        for name, fn in originals.items():
+            setattr(ifbde, name, fn)
+        torch.autograd.grad = grad
+    for name in total:
+        print(f"{name:26s} {1e3 * total[name] / calls[name]:.2f} ms per call ({calls[name]} calls)")
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        IFBDERegressor(n_iter=k, min_epochs=0, random_state=0, device="cpu").fit(X, y)
+    n_ops = sum(e.count for e in prof.key_averages() if e.key.startswith("aten::"))
+    print(f"aten operations per step (fit of {k} steps, one-off work included): {n_ops / k:.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--caps", nargs="+", type=int, default=[30, 2, 1])
     parser.add_argument("--k", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--parts", action="store_true")
     args = parser.parse_args()
     X, _, y, _ = load_uci_split("boston", 0, data_home=args.data_home)
     X = (X - X.mean(0)) / X.std(0)
+    if args.parts:
+        IFBDERegressor(n_iter=20, min_epochs=0, random_state=0, device="cpu").fit(X, y)
+        parts(X, y, args.k)
+        return
     for cls in (DeepEnsembleRegressor, IFBDERegressor):  # warm-up
         cls(n_iter=20, min_epochs=0, random_state=0, device="cpu").fit(X, y)
     default = ifbde._BARYCENTER_ITER
