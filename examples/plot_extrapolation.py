@@ -23,8 +23,10 @@ Usage: python examples/plot_extrapolation.py [--out docs/images/extrapolation.pn
        python examples/plot_extrapolation.py --only ifBDE --set random_function=True
        python examples/plot_extrapolation.py --only "Deep ensemble" ifBDE \
            --set anchored=True prior_std=1.0
+       python examples/plot_extrapolation.py --only BBB "Deep ensemble" --defaults
        (``--only``: these models, printed, no figure; ``--set``: parameters of every model
-       fitted, values read as Python literals, e.g. ``prior_std=None``)
+       fitted, values read as Python literals, e.g. ``prior_std=None``; ``--defaults``: BBB
+       and the deep ensemble at their estimator defaults)
 """
 
 from __future__ import annotations
@@ -112,7 +114,13 @@ def main() -> None:
     parser.add_argument("--out", default="docs/images/extrapolation.png")
     parser.add_argument("--only", nargs="*", help="fit only these models (no figure)")
     parser.add_argument("--set", nargs="*", help="parameter=value for every model fitted")
+    parser.add_argument("--defaults", action="store_true",
+                        help="BBB and the deep ensemble at their estimator defaults instead of "
+                             "the template issue's 2 x 100 set-up")
     args = parser.parse_args()
+    if args.defaults:
+        MODELS["BBB"] = BBBRegressor(random_state=0)
+        MODELS["Deep ensemble"] = DeepEnsembleRegressor(random_state=0)
     X, y = make_oscillation(20, noise_std=0.5, random_state=0)
     grid = np.linspace(-1, 1, 400)[:, None]
     x = grid.ravel()
