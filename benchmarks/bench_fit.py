@@ -11,7 +11,11 @@ processes falls on all of them alike; ratios are medians of the per-repeat ratio
 shared machine). Wall time is the measure; the process's CPU time is printed as well. One
 short warm-up fit of each kind runs first, so one-off imports are not timed.
 
-Usage: python benchmarks/bench_fit.py [--repeats 5] [--data-home shared/data/uci]
+``--chains`` times default fits with their eight chains against the same fits with one
+chain (``n_chains=1``) instead: the whole-fit counterpart of the per-iteration chain ratio of
+``bench_sgmcmc.py``.
+
+Usage: python benchmarks/bench_fit.py [--repeats 5] [--data-home shared/data/uci] [--chains]
 """
 
 from __future__ import annotations
@@ -35,6 +39,15 @@ MAKERS = {
 }
 
 
+CHAIN_MAKERS = {
+    "sghmc": lambda r: SGHMCRegressor(random_state=r, device="cpu"),
+    "sghmc, 1 chain": lambda r: SGHMCRegressor(random_state=r, device="cpu", n_chains=1),
+    "fsghmc": lambda r: FunctionalSGHMCRegressor(random_state=r, device="cpu"),
+    "fsghmc, 1 chain": lambda r: FunctionalSGHMCRegressor(random_state=r, device="cpu",
+                                                         n_chains=1),
+}
+
+
 def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
     """Training rows of split 0 of Boston, inputs standardised with their own statistics."""
     X, _, y, _ = load_uci_split("boston", 0, data_home=data_home)
@@ -49,10 +62,10 @@ def fit_seconds(est, X: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def warm_up(X: np.ndarray, y: np.ndarray) -> None:
+def warm_up(X: np.ndarray, y: np.ndarray, makers: dict) -> None:
     """One short fit of each kind: imports and first-call set-up, not timed."""
     short = dict(n_burnin=5, n_samples=2, thinning=1)
-    for make in MAKERS.values():
+    for make in makers.values():
         make(0).set_params(**short).fit(X, y)
 
 
@@ -61,32 +74,39 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--data-home", default=None,
                         help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+    parser.add_argument("--chains", action="store_true",
+                        help="eight chains (the default) against one, whole fits")
     args = parser.parse_args()
+    makers = CHAIN_MAKERS if args.chains else MAKERS
     X, y = boston(args.data_home)
-    warm_up(X, y)
+    warm_up(X, y, makers)
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"repeats={args.repeats}, Boston split 0 ({X.shape[0]} x {X.shape[1]}), "
           "default fits on the CPU")
     run = {k: v for k, v in SGHMCRegressor().get_params().items()
            if k in ("n_chains", "n_burnin", "n_samples", "thinning", "min_epochs", "batch_size")}
     print("SGHMC and fSGHMC defaults:", run)
-    times = {name: [] for name in MAKERS}
+    times = {name: [] for name in makers}
     for r in range(args.repeats):
-        order = list(MAKERS) if r % 2 == 0 else list(MAKERS)[::-1]
+        order = list(makers) if r % 2 == 0 else list(makers)[::-1]
         for name in order:
-            times[name].append(fit_seconds(MAKERS[name](r), X, y))
+            times[name].append(fit_seconds(makers[name](r), X, y))
     for clock, column in (("wall", 0), ("CPU", 1)):
         print(f"-- {clock} time")
         seconds = {name: np.asarray(values)[:, column] for name, values in times.items()}
         for name, values in seconds.items():
             print(f"{name:26s} {np.median(values):6.2f} s per fit  (repeats: "
                   + " ".join(f"{v:.2f}" for v in values) + ")")
-        for label, name, goal in (
-            ("fSGHMC / SGHMC, whole fit:", "fsghmc", "  (goal <= 1.5)"),
-            ("fSGHMC without pre-fit / SGHMC:", "fsghmc, prior_fit_iter=0", ""),
-        ):
-            ratios = seconds[name] / seconds["sghmc"]
-            fastest = seconds[name].min() / seconds["sghmc"].min()
+        pairs = (
+            (("8 / 1 chain, SGHMC whole fit:", "sghmc", "sghmc, 1 chain", "  (goal <= 1.5)"),
+             ("8 / 1 chain, fSGHMC whole fit:", "fsghmc", "fsghmc, 1 chain", "  (goal <= 1.5)"))
+            if args.chains else
+            (("fSGHMC / SGHMC, whole fit:", "fsghmc", "sghmc", "  (goal <= 1.5)"),
+             ("fSGHMC without pre-fit / SGHMC:", "fsghmc, prior_fit_iter=0", "sghmc", ""))
+        )
+        for label, name, base, goal in pairs:
+            ratios = seconds[name] / seconds[base]
+            fastest = seconds[name].min() / seconds[base].min()
             print(f"{label:33s} {np.median(ratios):.2f}, fastest {fastest:.2f}{goal}  (repeats: "
                   + " ".join(f"{v:.2f}" for v in ratios) + ")")
 
