@@ -25,10 +25,10 @@ from collections import defaultdict
 
 import numpy as np
 import torch
+from bench_functional_vi import boston  # the same rows and standardisation
 
 import skfbnn.inference.ensemble.ifbde as ifbde
 from skfbnn import DeepEnsembleRegressor, IFBDERegressor
-from skfbnn.datasets import load_uci_split
 
 
 def slope(cls, X, y, k: int, seed: int) -> float:
@@ -86,8 +86,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--parts", action="store_true")
     args = parser.parse_args()
-    X, _, y, _ = load_uci_split("boston", 0, data_home=args.data_home)
-    X = (X - X.mean(0)) / X.std(0)
+    X, y = boston(args.data_home)
     if args.parts:
         IFBDERegressor(n_iter=20, min_epochs=0, random_state=0, device="cpu").fit(X, y)
         parts(X, y, args.k)
