@@ -100,6 +100,12 @@ class MinibatchStream:
         return idx
 
 
+def _rows(data: Tensor, idx: Tensor) -> Tensor:
+    """``data[idx]`` for row indices ``idx (C, b)``: one ``index_select`` of the flat
+    indices (faster than advanced indexing with several chains)."""
+    return data.index_select(0, idx.reshape(-1)).reshape(*idx.shape, *data.shape[1:])
+
+
 def run(
     transform: Transform,
     params: Params,
@@ -167,7 +173,7 @@ def run(
 
     def next_batch() -> dict:
         idx = stream.next()
-        batch = {"x": X, "y": y} if idx is None else {"x": X[idx], "y": y[idx]}
+        batch = {"x": X, "y": y} if idx is None else {"x": _rows(X, idx), "y": _rows(y, idx)}
         batch["measure"] = measure(gen) if measure is not None else None
         return batch
 
