@@ -11,7 +11,10 @@ over repeats of the per-repeat values.
 ``--kernel sghmc`` measures SGHMC and fSGHMC (the samplers of the accuracy goals) instead
 of SGLD and fSGLD.
 
-Usage: python benchmarks/bench_sgmcmc.py [--repeats 5] [--kernel sgld|sghmc]
+``--threads 2`` runs the fits with two torch CPU threads (``skfbnn.device.FIT_THREADS``; the
+default is one, see ``bench_threads.py`` for why).
+
+Usage: python benchmarks/bench_sgmcmc.py [--repeats 5] [--kernel sgld|sghmc] [--threads 1]
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import time
 import numpy as np
 import torch
 
+import skfbnn.device
 from skfbnn import (
     FunctionalSGHMCRegressor,
     FunctionalSGLDRegressor,
@@ -67,7 +71,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--kernel", choices=sorted(KERNELS), default="sgld")
+    parser.add_argument("--threads", type=int, default=skfbnn.device.FIT_THREADS)
     args = parser.parse_args()
+    skfbnn.device.FIT_THREADS = args.threads
     X, y = boston_sized_problem()
     # min_epochs=0: the run lengths of the slope must not be stretched to a number of epochs.
     common = dict(n_samples=1, thinning=1, device="cpu", hidden_layer_sizes=(50,), min_epochs=0)
@@ -83,7 +89,8 @@ def main() -> None:
         )
 
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
-          f"{torch.get_num_threads()} threads available, repeats={args.repeats}")
+          f"{torch.get_num_threads()} threads available, {args.threads} per fit, "
+          f"repeats={args.repeats}")
     makers = {f"{k}, 1 chain": weight_space(1), f"{fk}, 1 chain": function_space(1),
               f"{k}, 8 chains": weight_space(8), f"{fk}, 8 chains": function_space(8)}
     times = {name: [] for name in makers}

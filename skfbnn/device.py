@@ -22,7 +22,13 @@ __all__ = [
     "to_tensor",
     "to_numpy",
     "cpu_threads",
+    "FIT_THREADS",
 ]
+
+FIT_THREADS = 1
+"""torch CPU threads inside ``fit`` and prediction (:func:`cpu_threads`'s default). One:
+a second thread made an eight-chain sampler step 9% faster on an idle 2-core machine, and
+two fits running at once 3.5x slower (``docs/benchmarks.md``, section 4)."""
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -115,8 +121,9 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
 
 
 @contextmanager
-def cpu_threads(device: torch.device, n_threads: int = 1) -> Iterator[None]:
-    """Run torch CPU ops on ``n_threads`` threads inside the block, then restore.
+def cpu_threads(device: torch.device, n_threads: int | None = None) -> Iterator[None]:
+    """Run torch CPU ops on ``n_threads`` threads (default :data:`FIT_THREADS`) inside the
+    block, then restore.
 
     Sampler steps on small networks are dominated by per-op overhead; extra
     intra-op threads only add contention (measured: 350 SGLD steps took 7.4 s
@@ -128,7 +135,7 @@ def cpu_threads(device: torch.device, n_threads: int = 1) -> Iterator[None]:
         yield
         return
     previous = torch.get_num_threads()
-    torch.set_num_threads(n_threads)
+    torch.set_num_threads(FIT_THREADS if n_threads is None else n_threads)
     try:
         yield
     finally:

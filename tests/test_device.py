@@ -155,6 +155,14 @@ def test_cpu_threads_sets_and_restores():
     assert torch.get_num_threads() == before
 
 
+def test_cpu_threads_default_is_fit_threads(monkeypatch):
+    before = torch.get_num_threads()
+    monkeypatch.setattr(dev, "FIT_THREADS", 2)
+    with cpu_threads(torch.device("cpu")):
+        assert torch.get_num_threads() == 2
+    assert torch.get_num_threads() == before
+
+
 def test_cpu_threads_restores_after_an_exception():
     before = torch.get_num_threads()
     with pytest.raises(KeyError):
