@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from numbers import Integral, Real
 from typing import NamedTuple
 
-import numpy as np
-import torch
-
 from .._validation import Interval, StrOptions
 from .holdout import BestOnHeldOut, split_rows
-from .hyper import Param, param
+from .hyper import Param, count_param, param
+from .mh.policy import (
+    ACCEPT_REJECT,
+    accept_reject_steps,
+    run_accept_reject,
+    summarize_accept_reject,
+)
 from .objective import make_log_posterior
 from .run import RunResult, run
 from .schedules import SCHEDULES, make_schedule
@@ -28,7 +30,7 @@ from .sgmcmc.curvature import cap_hook
 from .sgmcmc.diffusions import update_step
 from .types import Schedule
 
-__all__ = ["Family", "FAMILIES", "ACCEPT_REJECT",
+__all__ = ["Family", "FAMILIES",
            "lr_schedule", "optimisation_steps", "sampler_batch", "sampler_lengths"]
 
 LR_SCHEDULES = ("constant", "cosine")
@@ -66,11 +68,7 @@ class Family(NamedTuple):
     summarize: Callable[[RunResult, dict], dict] | None = None
 
 
-def _count(name: str, default: int, doc: str, low: int = 1) -> Param:
-    return param(name, default, [Interval(Integral, low, None, closed="left")], "int", doc)
-
-
-_BATCH = _count("batch_size", 64, "Minibatch size (full batch when larger than the data).")
+_BATCH = count_param("batch_size", 64, "Minibatch size (full batch when larger than the data).")
 
 SMALL_DATA_ROWS = 2048
 """Data sets up to this many rows are sampled with ``SMALL_DATA_BATCH`` rows per step."""
@@ -92,14 +90,14 @@ _SAMPLER_BATCH = param(
     f"(at most {MAX_BATCH} rows; see ``sampler_batch``).")
 
 SAMPLING = (
-    _count("n_chains", 8, "Independent chains, vectorised over a leading batch dimension "
+    count_param("n_chains", 8, "Independent chains, vectorised over a leading batch dimension "
            "(8 beat 4 on the validation rows for all four samplers, at about the same "
            "fit time on a CPU; ``benchmarks/results/tuning_chains.csv``)."),
-    _count("n_burnin", 4000, "Steps discarded before the first kept draw (an adaptive "
+    count_param("n_burnin", 4000, "Steps discarded before the first kept draw (an adaptive "
            "preconditioner adapts during these).", low=0),
-    _count("n_samples", 25, "Draws kept per chain."),
-    _count("thinning", 40, "Steps between kept draws."),
-    _count("min_epochs", 200,
+    count_param("n_samples", 25, "Draws kept per chain."),
+    count_param("thinning", 40, "Steps between kept draws."),
+    count_param("min_epochs", 200,
            "Minimum number of passes over the data: when ``n_burnin + n_samples * "
            "thinning`` steps of ``batch_size`` rows cover fewer, ``n_burnin`` and "
            "``thinning`` are stretched by the same factor (see ``sampler_lengths``), so "
@@ -250,8 +248,8 @@ def _optimisation(
     """The optimisers' run policy with these defaults (validation-tuned per family,
     ``benchmarks/tune_vi_ensemble.py``)."""
     return (
-        _count("n_iter", n_iter, "Optimisation steps (Adam), at least (see ``min_epochs``)."),
-        _count("min_epochs", min_epochs,
+        count_param("n_iter", n_iter, "Optimisation steps (Adam), at least (see ``min_epochs``)."),
+        count_param("min_epochs", min_epochs,
                "Minimum number of passes over the data: the run takes "
                "``max(n_iter, ceil(min_epochs * n_train / batch_size))`` steps, so large "
                "data sets are not under-trained by a fixed step count.", low=0),
@@ -266,11 +264,12 @@ def _optimisation(
 
 OPTIMISATION = (
     *_optimisation(n_iter=10000, learning_rate=3e-3),
-    _count("n_samples", 100, "Posterior draws fixed at fit time and used for every prediction."),
+    count_param("n_samples", 100,
+                "Posterior draws fixed at fit time and used for every prediction."),
 )
 
 ENSEMBLE = (
-    _count("n_estimators", 5, "Ensemble members, trained together (vectorised)."),
+    count_param("n_estimators", 5, "Ensemble members, trained together (vectorised)."),
     param("validation_fraction", 0.1, [Interval(Real, 0, 0.5, closed="left")], "float",
           "Fraction of the training rows each member holds out (its own random subset); "
           "the member's parameters with the best held-out log-likelihood, scored 50 "
@@ -341,58 +340,6 @@ def _run_optimiser(transform, params, X, y, gen, hyper, problem=None, pool=None,
                batch_size=hyper["batch_size"], step_name="learning_rate", **kwargs)
 
 
-ACCEPT_REJECT = (
-    _count("n_chains", 4, "Independent chains, vectorised over a leading batch dimension."),
-    _count("n_burnin", 1000, "Full-batch Metropolis-Hastings steps discarded before the "
-           "first kept draw (the step size adapts during these).", low=0),
-    _count("n_samples", 100, "Draws kept per chain."),
-    _count("thinning", 10, "Steps between kept draws."),
-)
-"""The Metropolis-Hastings run policy: full-batch steps, burn-in, thinning."""
-
-
-def _accept_reject_steps(hyper: dict, n_data: int = 0) -> int:
-    return hyper["n_burnin"] + hyper["n_samples"] * hyper["thinning"]
-
-
-def _run_accept_reject(transform, params, X, y, gen, hyper, problem=None, **kwargs
-                       ) -> RunResult:
-    """Full-batch run from prior draws (:func:`~.mh.build.prior_draws`); with
-    ``adapt_step_size`` the step is tuned during burn-in only."""
-    from .mh.build import NTK_HYPER, prior_draws
-    from .mh.kernel import adapt_step, refresh_noise
-
-    if problem is not None:
-        ntk = {p.name: hyper[p.name] for p in NTK_HYPER}
-        params = prior_draws(problem, {"x": X, "y": y}, params, gen, **ntk)
-    step = (partial(adapt_step, target_accept=hyper["target_accept"])
-            if hyper.get("adapt_step_size") else None)
-
-    def adapt(state, info, i):
-        state = refresh_noise(state, i)
-        return state if step is None else step(state, info, i)
-
-    return run(transform, params, X, y, gen, n_steps=_accept_reject_steps(hyper),
-               batch_size=len(X), n_burnin=hyper["n_burnin"], thinning=hyper["thinning"],
-               adapt=adapt, **kwargs)
-
-
-def _summarize_accept_reject(result: RunResult, hyper: dict) -> dict:
-    """Per-chain acceptance rate after burn-in and the final (frozen) step size."""
-    kept = slice(hyper["n_burnin"], None)
-    accepted = result.trace["accepted"][kept]
-    rate = accepted.mean(0) if len(accepted) else torch.full_like(accepted[0:1].sum(0), math.nan)
-    kept_steps = hyper["n_burnin"] + hyper["thinning"] * (1 + np.arange(hyper["n_samples"])) - 1
-    return {
-        "acceptance_rate": rate.cpu().numpy(),
-        "kept_steps": kept_steps,
-        "trace": {name: values.cpu().numpy() for name, values in result.trace.items()},
-        "burnin_acceptance_rate":
-            result.trace["accepted"][: hyper["n_burnin"]].mean(0).cpu().numpy(),
-        "step_size": float(result.trace["step_size"][-1, 0]),
-    }
-
-
 FAMILIES: dict[str, Family] = {
     "sampler": Family(SAMPLING, lambda h: h["n_chains"], _sampler_kwargs, _run_sampler,
                       "step_size", _n_steps, _summarize_sampler),
@@ -401,9 +348,9 @@ FAMILIES: dict[str, Family] = {
     "ensemble": Family(ENSEMBLE, lambda h: h["n_estimators"], _optimiser_kwargs,
                        _run_ensemble, "learning_rate", optimisation_steps),
     "accept_reject": Family(ACCEPT_REJECT, lambda h: h["n_chains"], lambda h, n: {},
-                             _run_accept_reject, "step_size", _accept_reject_steps,
-                             _summarize_accept_reject),
+                             run_accept_reject, "step_size", accept_reject_steps,
+                             summarize_accept_reject),
 }
 """The run policies. ``accept_reject`` (Metropolis-Hastings) is a full-batch sampler
-run with an ``adapt`` hook during burn-in."""
+run with an ``adapt`` hook during burn-in (:mod:`.mh.policy`)."""
 

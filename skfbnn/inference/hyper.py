@@ -8,9 +8,12 @@ docstrings are generated from these declarations
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any, NamedTuple
 
-__all__ = ["Param", "param", "merge", "with_default"]
+from .._validation import Interval
+
+__all__ = ["Param", "param", "count_param", "merge", "with_default"]
 
 
 class Param(NamedTuple):
@@ -25,6 +28,17 @@ class Param(NamedTuple):
 def param(name: str, default: Any, constraints: list, type_: str, doc: str) -> Param:
     """Declare a parameter; ``doc`` becomes its numpydoc entry."""
     return Param(name, default, constraints, f"{name} : {type_}, default={default!r}\n    {doc}")
+
+
+def count_param(name: str, default: int, doc: str, low: int = 1) -> Param:
+    """An integer parameter of at least ``low``.
+
+    Examples
+    --------
+    >>> count_param("n_chains", 4, "Chains.").doc.splitlines()[0]
+    'n_chains : int, default=4'
+    """
+    return param(name, default, [Interval(Integral, low, None, closed="left")], "int", doc)
 
 
 def with_default(p: Param, default: Any) -> Param:
