@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import argparse
 import platform
-import time
 
 import numpy as np
 import torch
+from bench_sgmcmc import fit_seconds
 
 from skfbnn import (
     BBBRegressor,
@@ -42,9 +42,7 @@ def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
 
 def seconds(name: str, n_iter: int, seed: int, X, y) -> float:
     est = ESTIMATORS[name](n_iter=n_iter, min_epochs=0, random_state=seed, device="cpu")
-    start = time.perf_counter()
-    est.fit(X, y)
-    return time.perf_counter() - start
+    return fit_seconds(est, X, y)
 
 
 def main() -> None:

@@ -13,23 +13,20 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import time
 
-from bench_sgmcmc import boston_sized_problem
+from bench_sgmcmc import boston_sized_problem, fit_seconds
 
 import skfbnn.device
 from skfbnn import SGHMCRegressor
 
 
-def fit_seconds(threads: int, chains: int, steps: int) -> float:
+def fit_with_threads(threads: int, chains: int, steps: int) -> float:
     """Wall seconds of one fit with ``threads`` torch threads inside it."""
     skfbnn.device.FIT_THREADS = threads
     X, y = boston_sized_problem()
     est = SGHMCRegressor(n_burnin=steps, n_samples=1, thinning=1, n_chains=chains, min_epochs=0,
                          hidden_layer_sizes=(50,), device="cpu", random_state=0)
-    start = time.perf_counter()
-    est.fit(X, y)
-    return time.perf_counter() - start
+    return fit_seconds(est, X, y)
 
 
 def main() -> None:
@@ -42,8 +39,8 @@ def main() -> None:
         for threads in (1, 2):
             for chains in (8, 1):
                 job = (threads, chains, args.steps)
-                alone = pool.apply(fit_seconds, job)
-                pair = [pool.apply_async(fit_seconds, job) for _ in range(2)]
+                alone = pool.apply(fit_with_threads, job)
+                pair = [pool.apply_async(fit_with_threads, job) for _ in range(2)]
                 both = " / ".join(f"{r.get():.2f}" for r in pair)
                 print(f"| {threads} | {chains} | {alone:.2f} | {both} |", flush=True)
 

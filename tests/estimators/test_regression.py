@@ -362,9 +362,12 @@ _IDENTITY = {skfbnn.SGLDRegressor: {"preconditioner": "identity"},
     # SGLD at step 3.0 spread 1e29 sd(y) on one machine and 49 on another (the blow-up
     # is chaotic, so rounding decides it); at 5.0 it spread 1e38 and 1e66 (seeds 0 and 1).
     # SGHMC at 0.3 spread 21 / raised / 3.2 (seeds 0-2) once the noise was drawn in one
-    # call per step; at 0.5 it raises on all three (9e58 sd(y) at seed 0).
+    # call per step; at 0.5 it raises on all three (9e58 sd(y) at seed 0). The deep
+    # ensemble at learning rate 100 raised until the network's products changed layout
+    # (round-off only); since, seed 0 spreads about 600 sd(y) there (a warning) and seeds
+    # 1-2 raise; at 300 seeds 0-2 all raise.
     [(skfbnn.SGLDRegressor, 5.0), (skfbnn.SGHMCRegressor, 0.5),
-     (skfbnn.BBBRegressor, 10.0), (skfbnn.DeepEnsembleRegressor, 100.0)],
+     (skfbnn.BBBRegressor, 10.0), (skfbnn.DeepEnsembleRegressor, 300.0)],
     ids=["SGLD", "SGHMC", "BBB", "DeepEnsemble"],
 )
 def test_finite_but_absurd_fit_raises_divergence_error(cls, step):
