@@ -69,7 +69,9 @@ class SGLDRegressor(RegressorMixin, BayesianRegressorBase):
         Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
         cycles).
     temperature : float, default=1.0
-        Posterior temperature multiplying the injected noise (1 = Bayes).
+        Posterior temperature multiplying the injected noise (1 = Bayes; below 1 a 'cold'
+        posterior). A learned prior scale (``prior_std='learn'``) is drawn given the weights in
+        untempered units, so it does not shrink with ``T``; it needs ``temperature > 0``.
     step_cap : float or None, default=0.5
         With the adaptive preconditioner: the largest step, as a fraction of the kernel's stability
         limit in the sharpest direction of the preconditioned log posterior (SGLD: ``2 / lambda``;
@@ -215,7 +217,9 @@ class SGLDClassifier(ClassifierMixin, BayesianClassifierBase):
         Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or 'cyclical' (cosine
         cycles).
     temperature : float, default=1.0
-        Posterior temperature multiplying the injected noise (1 = Bayes).
+        Posterior temperature multiplying the injected noise (1 = Bayes; below 1 a 'cold'
+        posterior). A learned prior scale (``prior_std='learn'``) is drawn given the weights in
+        untempered units, so it does not shrink with ``T``; it needs ``temperature > 0``.
     step_cap : float or None, default=0.5
         With the adaptive preconditioner: the largest step, as a fraction of the kernel's stability
         limit in the sharpest direction of the preconditioned log posterior (SGLD: ``2 / lambda``;

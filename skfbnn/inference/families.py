@@ -110,7 +110,10 @@ SAMPLING = (
           "Step-size schedule: 'constant', 'decay' (x0.9 nine times over the run) or "
           "'cyclical' (cosine cycles)."),
     param("temperature", 1.0, [Interval(Real, 0, None, closed="left")], "float",
-          "Posterior temperature multiplying the injected noise (1 = Bayes)."),
+          "Posterior temperature multiplying the injected noise (1 = Bayes; below 1 a "
+          "'cold' posterior). A learned prior scale (``prior_std='learn'``) is drawn "
+          "given the weights in untempered units, so it does not shrink with ``T``; "
+          "it needs ``temperature > 0``."),
     param("step_cap", 0.5, [None, Interval(Real, 0, 1, closed="right")], "float or None",
           "With the adaptive preconditioner: the largest step, as a fraction of the "
           "kernel's stability limit in the sharpest direction of the preconditioned log "

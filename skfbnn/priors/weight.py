@@ -92,7 +92,16 @@ class HierarchicalWeightPrior:
     precisions are not moved by the gradient dynamics: :meth:`resample` draws
     them from their exact conditional ``Gamma(a + n_g / 2, b + |w_g|^2 / 2)``
     (a Gibbs step, as in the SGHMC of Chen et al. 2014), and :meth:`log_prob`
-    is the Gaussian prior of the weights at the current precisions. With ``ard``
+    is the Gaussian prior of the weights at the current precisions.
+
+    With a sampler ``temperature`` ``T`` the weights move under the tempered density
+    ``(p(D | w) N(w; 0, 1 / lambda))^(1/T)``, whose prior part is ``N(0, T / lambda)``;
+    the Gibbs step then reads the weights in untempered units,
+    ``Gamma(a + n_g / 2, b + |w_g|^2 / (2 T))``, so that the pair targets the joint
+    ``p(D | w)^(1/T) N(w; 0, T / lambda) Gamma(lambda; a, b)`` (without data: the
+    hyperprior for ``lambda`` and ``w / sqrt(T)`` the ``T = 1`` prior). Drawing the
+    precisions from the ``T = 1`` conditional instead shrinks them by ``T`` at every
+    Gibbs step, and the network with them. With ``ard``
     the first layer's weights get one group per input feature (automatic relevance
     determination, MacKay 1994, Neal 1996): a feature the data do not use has its
     weights, and so its effect on the function, shrunk to zero. The
@@ -115,8 +124,11 @@ class HierarchicalWeightPrior:
     """
 
     def __init__(self, shape: float = HYPER_SHAPE, rate: float = HYPER_RATE,
-                 ard: bool = False) -> None:
+                 ard: bool = False, temperature: float = 1.0) -> None:
+        if not temperature > 0:
+            raise ValueError(f"temperature must be positive. Got {temperature!r}.")
         self.shape, self.rate, self.ard = float(shape), float(rate), bool(ard)
+        self.temperature = float(temperature)
         self.precision: dict[str, Tensor] = {}
         self._cache: dict[str, tuple[Tensor, Tensor]] = {}
 
@@ -157,7 +169,8 @@ class HierarchicalWeightPrior:
         return cached[1]
 
     def resample(self, params: Params, gen: torch.Generator) -> None:
-        """Gibbs step: draw every group's precision from its conditional given ``params``.
+        """Gibbs step: draw every group's precision from its conditional given ``params``
+        (at ``temperature`` ``T``: given ``params / sqrt(T)``, see the class docstring).
 
         ``Gamma(a + n/2, 1)`` is drawn exactly as half a chi-square with ``2a + n``
         degrees of freedom (a sum of squared standard normals from ``gen``), which
@@ -172,7 +185,8 @@ class HierarchicalWeightPrior:
             z = torch.randn((*value.shape[:2], k), generator=gen, device=gen.device,
                             dtype=value.dtype).to(value.device)
             gamma = 0.5 * z.pow(2).sum(-1)
-            self.precision[key] = gamma / (self.rate + 0.5 * value.pow(2).sum(-1))
+            sq = value.pow(2).sum(-1) / self.temperature
+            self.precision[key] = gamma / (self.rate + 0.5 * sq)
 
     def check_scale(self, step_name: str = "step_size") -> None:
         """Raise :class:`~skfbnn.exceptions.SamplerDivergenceError` when a learned

@@ -124,3 +124,55 @@ def test_gibbs_step_rejects_a_shape_it_cannot_draw_exactly():
     prior = HierarchicalWeightPrior(shape=0.7)
     with pytest.raises(ValueError, match="shape"):
         prior.resample(_params(), torch.Generator().manual_seed(0))
+
+
+def test_tempered_gibbs_step_reads_the_weights_in_untempered_units():
+    """Oracle: at temperature T, lambda | w ~ Gamma(a + n/2, b + |w|^2 / (2 T)); mean and
+    variance of 4000 draws within 4 Monte-Carlo standard errors."""
+    C, a, b, T = 4000, 2.0, 2.0, 0.25
+    gen = torch.Generator().manual_seed(3)
+    w = torch.randn(1, 5, 3, generator=gen, dtype=F64) * 0.4
+    prior = HierarchicalWeightPrior(a, b, temperature=T)
+    prior.resample({"w": w.expand(C, 5, 3)}, gen)
+    lam = prior.precision["w"][:, 0]
+    alpha, beta = a + 7.5, b + 0.5 * float(w.pow(2).sum()) / T
+    mean, var = alpha / beta, alpha / beta**2
+    assert abs((float(lam.mean()) - mean) / (var / C) ** 0.5) < 4
+    assert abs((float(lam.var()) - var) / ((var**2 * (2 + 6 / alpha)) / C) ** 0.5) < 4
+
+
+@pytest.mark.parametrize("T", [1.0, 0.3, 0.1])
+def test_tempered_gibbs_chain_keeps_the_hyperprior_without_data(T):
+    """Oracle: without data the tempered joint is ``N(w; 0, T / lambda) Gamma(lambda; a, b)``.
+    Started from exact draws of it (lambda from the hyperprior), alternating its exact
+    weight conditional with the Gibbs step must leave lambda's marginal at the hyperprior
+    Gamma(a, b) (mean a / b, variance a / b^2) after 5 sweeps of 4000 independent chains
+    (within 4 Monte-Carlo standard errors). The ``T = 1`` Gibbs step under tempered weights
+    is the bug this guards against: each sweep multiplied the precision by about 1 / T
+    (checked below: its mean leaves the hyperprior's)."""
+    C, n, a, b = 4000, 50, 2.0, 2.0
+    gen = torch.Generator().manual_seed(4)
+
+    def sweeps(prior):
+        # Gamma(a, b) with 2a = 4 degrees of freedom: half a chi-square over b
+        chi2 = torch.randn(C, 1, int(2 * a), generator=gen, dtype=F64).pow(2).sum(-1)
+        prior.precision["w"] = 0.5 * chi2 / b
+        for _ in range(5):
+            lam = prior.precision["w"]  # (C, 1)
+            w = torch.randn(C, n, generator=gen, dtype=F64) * (T / lam).sqrt()
+            prior.resample({"w": w}, gen)
+        return prior.precision["w"][:, 0]
+
+    lam = sweeps(HierarchicalWeightPrior(a, b, temperature=T))
+    mean, var = a / b, a / b**2
+    assert abs((float(lam.mean()) - mean) / (var / C) ** 0.5) < 4
+    assert abs((float(lam.var()) - var) / ((var**2 * (2 + 6 / a)) / C) ** 0.5) < 4
+    if T < 1:
+        untempered = sweeps(HierarchicalWeightPrior(a, b))
+        assert float(untempered.mean()) > 2 * mean
+
+
+@pytest.mark.parametrize("T", [0.0, -1.0])
+def test_hierarchical_prior_rejects_a_non_positive_temperature(T):
+    with pytest.raises(ValueError, match="temperature"):
+        HierarchicalWeightPrior(temperature=T)
