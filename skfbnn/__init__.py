@@ -28,7 +28,12 @@ from .estimators import (
     SGLDClassifier,
     SGLDRegressor,
 )
-from .exceptions import ConstantTargetWarning, SamplerDivergenceError, SamplerDivergenceWarning
+from .exceptions import (
+    ConstantTargetWarning,
+    NoiseOnlyFitWarning,
+    SamplerDivergenceError,
+    SamplerDivergenceWarning,
+)
 
 __version__ = "0.1.0"
 
@@ -62,5 +67,6 @@ __all__ = [
     "SamplerDivergenceError",
     "SamplerDivergenceWarning",
     "ConstantTargetWarning",
+    "NoiseOnlyFitWarning",
     "__version__",
 ]

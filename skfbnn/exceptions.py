@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from .inference.run import SamplerDivergenceError
 
-__all__ = ["SamplerDivergenceError", "SamplerDivergenceWarning", "ConstantTargetWarning"]
+__all__ = ["SamplerDivergenceError", "SamplerDivergenceWarning", "ConstantTargetWarning",
+           "NoiseOnlyFitWarning"]
 
 
 class SamplerDivergenceWarning(UserWarning):
@@ -28,4 +29,14 @@ class ConstantTargetWarning(UserWarning):
     Such a column is not learned: it is predicted as its constant value, with
     zero epistemic spread and the fixed ``noise_std`` (zero when the noise is
     learned) as predictive standard deviation.
+    """
+
+
+class NoiseOnlyFitWarning(UserWarning):
+    """A regressor's learned observation noise exceeds the spread of the targets.
+
+    The fit then explains ``y`` as noise, worse than predicting the mean of ``y``:
+    with Bayes by backprop on little data, the factorised ``q`` stays at the weight
+    prior and the noise absorbs the prior's functions. A fixed ``noise_std``, a
+    smaller network or more data avoid it.
     """

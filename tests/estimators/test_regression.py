@@ -490,6 +490,53 @@ def test_default_fits_on_real_data_do_not_warn(cls):
     assert 0.5 < est.diagnostics_["predictive_spread"][0] < 2
 
 
+def test_one_escaped_chain_is_reported_though_the_pooled_spread_is_plausible(regression_data):
+    """Pooled over eight chains, one chain whose draws spread 20 sd(y) gives about 7 (under
+    the warning's 10), yet it puts an absurd band on every prediction (ReLU fSGHMC on 40
+    rows: one chain at 28, pooled 9.9, test std ten times sd(y)). The check is per chain."""
+    from skfbnn.nn.functional import make_forward
+    from skfbnn.posterior import Particles
+
+    X, y = regression_data
+    est = make(skfbnn.SGHMCRegressor, n_chains=8).fit(X, y)
+    yt, _ = est._encode_target(y, torch.device("cpu"), torch.float32)
+    draws = {k: v.clone() for k, v in est.posterior_.draws.items()}
+    for key in ("2.weight", "2.bias"):  # the readout of chain 3 only: its f scaled 20x
+        draws[key][3] *= 20.0
+    checks = est._check_fit(Particles(draws), make_forward(est.network_), est.likelihood_,
+                            X, yt, "step_size")
+    by_chain = checks["predictive_spread_by_chain"][:, 0]
+    assert checks["predictive_spread"][0] < 10 < by_chain[3]
+    assert (np.delete(by_chain, 3) < 2).all()
+    (found,) = [w for w in checks["warnings"] if w.kind == "spread"]
+    assert found.extra["chains"] == [3] and "chain(s) or member(s) [3]" in str(found)
+
+
+def test_a_learned_noise_wider_than_y_is_reported(regression_data):
+    """A learned noise std above 1.5 sd(y) means the fit explains y as noise (Bayes by
+    backprop at its defaults on 40 rows: 2.6, its q at the prior). The draws' log noise is
+    raised to 2 sd(y); the fit itself, and a fit of pure noise, do not warn."""
+    from skfbnn.exceptions import NoiseOnlyFitWarning
+    from skfbnn.nn.functional import make_forward
+    from skfbnn.posterior import Particles
+    from skfbnn.priors.weight import NOISE_KEY
+
+    X, y = regression_data
+    est = make(skfbnn.SGHMCRegressor).fit(X, y)
+    assert est.diagnostics_["noise_ratio"][0] < 0.5
+    assert not [w for w in est.diagnostics_["warnings"] if w.kind == "noise"]
+    yt, _ = est._encode_target(y, torch.device("cpu"), torch.float32)
+    draws = {k: v.clone() for k, v in est.posterior_.draws.items()}
+    draws[NOISE_KEY].fill_(float(np.log(2.0 * yt.std(0, correction=0)[0])))
+    checks = est._check_fit(Particles(draws), make_forward(est.network_), est.likelihood_,
+                            X, yt, "step_size")
+    (found,) = [w for w in checks["warnings"] if w.kind == "noise"]
+    assert found.category is NoiseOnlyFitWarning and found.extra["outputs"] == [0]
+    assert checks["noise_ratio"][0] == pytest.approx(2.0, rel=1e-5)
+    pure_noise = np.random.default_rng(1).normal(size=len(y))
+    assert make(skfbnn.SGHMCRegressor).fit(X, pure_noise).diagnostics_["noise_ratio"][0] < 1.5
+
+
 # ------------------------------------------------------------------ learned weight prior
 @pytest.mark.parametrize("cls", [skfbnn.SGLDRegressor, skfbnn.SGHMCRegressor])
 def test_learned_prior_std_is_reported_per_layer_and_chain(cls, regression_data):
