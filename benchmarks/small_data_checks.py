@@ -24,6 +24,10 @@ CASES = [
     ("DeepEnsembleRegressor", {}),
     ("FunctionalSGHMCRegressor", {"activation": "relu"}),
     ("FunctionalSGHMCRegressor", {}),
+    ("SGHMCRegressor", {}),
+    ("SGHMCRegressor", {"schedule": "cyclical"}),
+    ("SGLDRegressor", {"schedule": "cyclical"}),
+    ("FunctionalSGLDRegressor", {"schedule": "cyclical"}),
 ]
 
 

@@ -218,7 +218,7 @@ def _step_cap(transform, problem, X, y, gen, hyper, n_burnin, measure=None):
             or hyper.get("preconditioner") != "adaptive":
         return None
     return cap_hook(make_log_posterior(problem), X, y, gen, cap=fraction * limit,
-                    at=n_burnin - 1, measure=measure,
+                    at=n_burnin - 1, measure=measure, until=_n_steps(hyper, len(X)),
                     step_size=_sampler_kwargs(hyper, len(X))["step_size"])
 
 

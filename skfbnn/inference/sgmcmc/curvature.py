@@ -103,12 +103,22 @@ def capped_scale(curvature: Tensor, step: float, cap: float) -> Tensor:
 def cap_hook(
     log_posterior: LogPosterior, X: Tensor, y: Tensor, gen: torch.Generator, *,
     cap: float, step_size: Schedule, at: int, measure=None, rows: int = CAP_ROWS,
+    until: int | None = None,
 ):
     """A burn-in ``adapt(state, info, step)`` hook (see :func:`skfbnn.inference.run.run`)
     that, at step ``at``, scales each chain's adaptive inverse mass (its step)
     by :func:`capped_scale` of its :func:`sharpest_curvature`, measured on ``rows``
     training rows (all when fewer; the likelihood is scaled to the whole data set)
-    and, for a functional prior, a measurement set from ``measure(gen)``."""
+    and, for a functional prior, a measurement set from ``measure(gen)``.
+
+    The cap holds for the largest step of the schedule in ``[at, until)`` (``until``
+    None: the step at ``at``, enough for a schedule that never grows). A cyclical
+    schedule returns to its peak after burn-in: capped at the step of step ``at``,
+    near a trough, SGHMC's predictive std reached 135 sd(y) on 40 rows."""
+    if until is None or until <= at:
+        largest = None
+    else:
+        largest = max(step_size(t) for t in range(at, until))
 
     def adapt(state, info, step: int):
         if step != at:
@@ -121,7 +131,7 @@ def cap_hook(
         curvature = sharpest_curvature(log_posterior, state.params, batch, pre.inverse_mass, gen)
         if pre.scale is not None:  # measured at the current scale: undo it
             curvature = curvature / pre.scale
-        scale = capped_scale(curvature, step_size(step), cap)
+        scale = capped_scale(curvature, step_size(step) if largest is None else largest, cap)
         return state._replace(preconditioner=rescale_preconditioner(pre, scale))
 
     return adapt

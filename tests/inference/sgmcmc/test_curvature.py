@@ -113,6 +113,39 @@ def test_capped_sghmc_chain_has_the_capped_step_and_its_exact_stationary_law():
     assert np.abs(z).max() < z_critical(len(z)), z
 
 
+def test_cap_holds_for_the_largest_step_after_it():
+    """A schedule at a trough when the cap is measured (a cyclical one) and back at its
+    peak afterwards: with ``until`` the cap is for the peak (peak times curvature equals
+    ``cap``); without it the trough's step looks safe and nothing is cut, which left the
+    later peaks unstable (SGHMC, ``schedule="cyclical"``: predictive std 135 sd(y))."""
+    Phi, y, mu, precision = _data()
+    alpha, cap = 0.2, 0.5
+    eta = _adapted_step(Phi, y, precision, alpha, product=2.0)
+    at = N_BURNIN - 1
+
+    def schedule(t):  # the trough at the measuring step only
+        return eta / 100 if t == at else eta
+
+    problem = _problem(Phi)
+    transform = sghmc.build(problem, step_size=schedule, friction=alpha, n_leapfrog=None,
+                            preconditioner="adaptive", n_burnin=N_BURNIN)
+    scales = {}
+    for until in (None, N_BURNIN + 10):
+        gen = torch.Generator().manual_seed(3)
+        hook = cap_hook(make_log_posterior(problem), Phi, y, gen, cap=cap,
+                        step_size=schedule, at=at, until=until)
+        result = run(transform, {"w": torch.zeros(8, Phi.shape[1], dtype=torch.float64)},
+                     Phi, y, gen, n_steps=N_BURNIN + 10, batch_size=len(Phi),
+                     n_burnin=N_BURNIN, thinning=5, adapt=hook)
+        pre = result.state.preconditioner
+        scales[until] = pre.scale
+        if until is not None:
+            products = [eta * _largest(precision, d) for d in pre.inverse_mass["w"].numpy()]
+            np.testing.assert_allclose(products, cap, rtol=1e-3)
+    torch.testing.assert_close(scales[None], torch.ones(8, dtype=torch.float64))
+    assert (scales[N_BURNIN + 10] < 0.5).all()
+
+
 def test_uncapped_chain_keeps_its_step():
     """Below the cap nothing changes: the scale is exactly 1."""
     Phi, y, mu, precision = _data()
