@@ -203,14 +203,8 @@ class BayesianNetBase(BaseEstimator):
         if kind == "weight":
             std = hyper["prior_std"]
             if std in ("learn", "ard"):
-                temperature = hyper.get("temperature", 1.0)
-                if not temperature > 0:
-                    raise ValueError(
-                        f"temperature={temperature!r} with prior_std={std!r}: a learned "
-                        "prior scale is sampled from its tempered conditional, which "
-                        "needs temperature > 0; give a fixed prior_std (a float) for a "
-                        "zero-temperature run.")
-                return HierarchicalWeightPrior(ard=std == "ard", temperature=temperature)
+                return HierarchicalWeightPrior(ard=std == "ard",
+                                               temperature=hyper.get("temperature", 1.0))
             return None if std is None else WeightPrior(std)
         gp_device = float64_device(Xt.device)
         X64 = Xt.to(gp_device, torch.float64)

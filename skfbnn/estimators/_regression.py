@@ -134,7 +134,10 @@ class BayesianRegressorBase(BayesianNetBase):
                               else noise[c * S:(c + 1) * S], y, scale) for c in range(C)])
         ratio = np.full(y.shape[1], np.nan) if noise is None else \
             np.median(noise.reshape(-1, noise.shape[-1]), axis=0) / np.maximum(y.std(0), 1e-300)
-        return predictive_spread(f, noise, y, scale), by_chain, ratio
+        # Every chain holds S draws, so the pooled spread is the chains' root mean square.
+        with np.errstate(over="ignore", invalid="ignore"):
+            pooled = np.sqrt((by_chain**2).mean(0))
+        return pooled, by_chain, ratio
 
     def _noise_warnings(self, ratio: np.ndarray) -> list[SamplerWarning]:
         """A ``"noise"`` warning when the learned noise std exceeds :data:`_NOISE_WARNING`

@@ -126,7 +126,11 @@ class HierarchicalWeightPrior:
     def __init__(self, shape: float = HYPER_SHAPE, rate: float = HYPER_RATE,
                  ard: bool = False, temperature: float = 1.0) -> None:
         if not temperature > 0:
-            raise ValueError(f"temperature must be positive. Got {temperature!r}.")
+            kind = "ard" if ard else "learn"
+            raise ValueError(
+                f"temperature={temperature!r} with prior_std={kind!r}: a learned prior scale "
+                "is sampled from its tempered conditional, which needs temperature > 0; give "
+                "a fixed prior_std (a float) for a zero-temperature run.")
         self.shape, self.rate, self.ard = float(shape), float(rate), bool(ard)
         self.temperature = float(temperature)
         self.precision: dict[str, Tensor] = {}
