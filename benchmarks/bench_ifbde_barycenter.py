@@ -8,13 +8,16 @@ beside the deep ensemble; time per step is the slope between fits of ``k`` and `
 so one-off costs cancel. Prints each configuration's slope per repeat and the ratio to the
 deep ensemble's: how much of the ratio ifBDE / deep ensemble the fixed point accounts for.
 
+``--intervals`` adds fits at the default cap with the W2 regulariser evaluated at every
+``w2_interval``-th step only (its gradient reused in between), for each value given.
+
 ``--parts`` instead times the parts of a default step (wall time per call of the members'
 conditioned NTK covariances, of the W2 aggregate's forward, of the backward and of the whole
 update, over a fit of ``2k`` steps) and counts the tensor operations per step (the profiler's
 ``aten::`` events of a fit of ``k`` steps, divided by ``k``).
 
 Usage: python benchmarks/bench_ifbde_barycenter.py --data-home ../shared/data/uci \
-           [--caps 30 2 1] [--k 300] [--repeats 2] [--parts]
+           [--caps 30 2 1] [--intervals 2 4] [--k 300] [--repeats 2] [--parts]
 """
 
 from __future__ import annotations
@@ -31,11 +34,11 @@ import skfbnn.inference.ensemble.ifbde as ifbde
 from skfbnn import DeepEnsembleRegressor, IFBDERegressor
 
 
-def slope(cls, X, y, k: int, seed: int) -> float:
+def slope(cls, X, y, k: int, seed: int, **params) -> float:
     """Seconds per step: (t(2k) - t(k)) / k."""
     times = []
     for n in (k, 2 * k):
-        est = cls(n_iter=n, min_epochs=0, random_state=seed, device="cpu")
+        est = cls(n_iter=n, min_epochs=0, random_state=seed, device="cpu", **params)
         start = time.perf_counter()
         est.fit(X, y)
         times.append(time.perf_counter() - start)
@@ -82,6 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None)
     parser.add_argument("--caps", nargs="+", type=int, default=[30, 2, 1])
+    parser.add_argument("--intervals", nargs="*", type=int, default=[])
     parser.add_argument("--k", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--parts", action="store_true")
@@ -101,11 +105,14 @@ def main() -> None:
             rows.setdefault(f"ifBDE, cap {cap}", []).append(slope(IFBDERegressor, X, y,
                                                                     args.k, rep))
         ifbde._BARYCENTER_ITER = default
+        for interval in args.intervals:
+            rows.setdefault(f"ifBDE, w2_interval {interval}", []).append(
+                slope(IFBDERegressor, X, y, args.k, rep, w2_interval=interval))
         rows.setdefault("deep ensemble", []).append(slope(DeepEnsembleRegressor, X, y,
                                                           args.k, rep))
     base = np.median(rows["deep ensemble"])
     for name, values in rows.items():
-        print(f"{name:18s} {1e3 * np.median(values):.2f} ms/step (repeats "
+        print(f"{name:24s} {1e3 * np.median(values):.2f} ms/step (repeats "
               f"{', '.join(f'{1e3 * v:.2f}' for v in values)}), / deep ensemble "
               f"{np.median(values) / base:.2f}")
 

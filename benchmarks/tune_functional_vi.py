@@ -16,6 +16,8 @@ does so at the weight-prior scales 0.3 and 3 (the default is 1); ``--grid prior_
 compares the weight-prior scales 1 and 3 of ifBDE and the deep ensemble; ``--grid ntk_scale``
 runs ifBDE with the weight prior 3 and its members' NTK scaled by 1 (the plain empirical NTK),
 0.5, 0.25 and 0.1, and by 1 with ``beta=3``, to be held against the ``prior_scale`` rows.
+``--grid w2_interval`` runs ifBDE with its W2 regulariser evaluated at every step and at
+every 2nd, 4th and 8th (the gradient of the last evaluation reused in between).
 
 Usage: python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
            [--methods ifbnn fbnn ifbde] [--datasets yacht bostonHousing energy] [--splits 0]
@@ -73,9 +75,12 @@ NTK_SCALE_GRID = {
     "ifbde": [*_grid(prior_std=(3.0,), ntk_scale=(1.0, 0.5, 0.25, 0.1)),
               {"prior_std": 3.0, "ntk_scale": 1.0, "beta": 3.0}],
 }
+W2_INTERVAL_GRID = {
+    "ifbde": _grid(w2_interval=(1, 2, 4, 8)),
+}
 GRIDS = {"default": GRID, "random_function": RANDOM_FUNCTION_GRID, "anchored": ANCHORED_GRID,
          "anchored_scale": ANCHORED_SCALE_GRID, "prior_scale": PRIOR_SCALE_GRID,
-         "ntk_scale": NTK_SCALE_GRID}
+         "ntk_scale": NTK_SCALE_GRID, "w2_interval": W2_INTERVAL_GRID}
 DATASETS = ("yacht", "bostonHousing", "energy")
 
 
@@ -129,11 +134,36 @@ def summarise(records: list[dict], methods) -> None:
             print(f"  pick: {safe[0] if safe else scored[0]}")
 
 
+def paired_table(records: list[dict], method: str, against: str) -> None:
+    """Markdown rows: each candidate's validation log-likelihood minus that of ``against``
+    (a params JSON), mean over the splits both have, per data set, with the coverage."""
+    rows = [r for r in records if r["method"] == method]
+    base = {(r["dataset"], int(r["split"])): float(r["val_ll"]) for r in rows
+            if r["params"] == _key(json.loads(against))}
+    datasets = sorted({r["dataset"] for r in rows})
+    print(f"\n{method} against {against}: validation log-likelihood difference (mean over "
+          "splits) | mean | mean 95% coverage")
+    print("| params | " + " | ".join(datasets) + " | mean | coverage |")
+    print("|---" * (len(datasets) + 3) + "|")
+    for params in sorted({r["params"] for r in rows}):
+        cells, means = [], []
+        for d in datasets:
+            diffs = [float(r["val_ll"]) - base[(d, int(r["split"]))] for r in rows
+                     if r["params"] == params and r["dataset"] == d
+                     and (d, int(r["split"])) in base]
+            cells.append(f"{np.mean(diffs):+.3f}" if diffs else "")
+            means += [np.mean(diffs)] if diffs else []
+        cover = np.nanmean([float(r["val_coverage95"]) for r in rows if r["params"] == params])
+        print(f"| `{params}` | " + " | ".join(cells) + f" | {np.mean(means):+.3f} | {cover:.3f} |")
+
+
 def main() -> None:
     parser = tuning_parser(__doc__, "benchmarks/results/tuning_functional_vi.csv", [0], 1)
     parser.add_argument("--methods", nargs="+", default=list(GRID))
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
     parser.add_argument("--grid", choices=sorted(GRIDS), default="default")
+    parser.add_argument("--against", default=None,
+                        help="params JSON: also print every candidate's difference to it")
     args = parser.parse_args()
     grid = GRIDS[args.grid]
     out = Path(args.out)
@@ -149,6 +179,9 @@ def main() -> None:
             print(rec, flush=True)
         records = read_records([out])
     summarise(records, args.methods)
+    if args.against:
+        for method in args.methods:
+            paired_table(records, method, args.against)
 
 
 if __name__ == "__main__":

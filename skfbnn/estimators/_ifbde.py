@@ -87,6 +87,12 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         validation rows of six UCI sets among 1, 0.5, 0.25, 0.1 and None (with ``prior_std=3``, None
         puts a covariance nine times the plain NTK's against the GP prior, and loses to the deep
         ensemble on five of six).
+    w2_interval : int, default=4
+        Steps between evaluations of the covariance part of the squared W2 (the members' NTKs and
+        their barycenter, most of a step's cost); in between, every step adds the gradient of its
+        last evaluation, and the mean part |m - m_0|^2 is evaluated at every step. 1: the whole W2
+        at every step, the paper's method. 4: level with 1 on the validation rows of six UCI sets at
+        2.6x less cost per step (``benchmarks/results/tuning_w2_interval.csv``).
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
@@ -172,6 +178,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         prior_std=3.0,
         beta=1.0,
         ntk_scale=0.25,
+        w2_interval=4,
         w2_reduction='sum',
         n_measurement_points=32,
         aggregate='barycenter',
@@ -203,6 +210,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         self.prior_std = prior_std
         self.beta = beta
         self.ntk_scale = ntk_scale
+        self.w2_interval = w2_interval
         self.w2_reduction = w2_reduction
         self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate
@@ -275,6 +283,12 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         validation rows of six UCI sets among 1, 0.5, 0.25, 0.1 and None (with ``prior_std=3``, None
         puts a covariance nine times the plain NTK's against the GP prior, and loses to the deep
         ensemble on five of six).
+    w2_interval : int, default=4
+        Steps between evaluations of the covariance part of the squared W2 (the members' NTKs and
+        their barycenter, most of a step's cost); in between, every step adds the gradient of its
+        last evaluation, and the mean part |m - m_0|^2 is evaluated at every step. 1: the whole W2
+        at every step, the paper's method. 4: level with 1 on the validation rows of six UCI sets at
+        2.6x less cost per step (``benchmarks/results/tuning_w2_interval.csv``).
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
@@ -343,6 +357,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         prior_std=3.0,
         beta=1.0,
         ntk_scale=0.25,
+        w2_interval=4,
         w2_reduction='sum',
         n_measurement_points=32,
         aggregate='barycenter',
@@ -371,6 +386,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         self.prior_std = prior_std
         self.beta = beta
         self.ntk_scale = ntk_scale
+        self.w2_interval = w2_interval
         self.w2_reduction = w2_reduction
         self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate

@@ -20,7 +20,7 @@ from torch import Tensor
 from ..nn.functional import Params
 from .types import Batch, BayesProblem
 
-__all__ = ["make_log_posterior", "log_prior", "grad_and_value"]
+__all__ = ["make_log_posterior", "log_posterior_and_measure", "log_prior", "grad_and_value"]
 
 LogPosterior = Callable[[Params, Batch], Tensor]
 
@@ -29,19 +29,27 @@ def make_log_posterior(problem: BayesProblem) -> LogPosterior:
     """Bind ``problem`` into ``log_posterior(params, batch) -> (C,)``."""
 
     def log_posterior(params: Params, batch: Batch) -> Tensor:
-        x, y = batch["x"], batch["y"]
-        measure = batch.get("measure")
-        n = x.shape[-2]
-        if measure is None:
-            f, f_measure = problem.forward(params, x), None
-        else:
-            xm = measure.x if x.dim() == 2 else measure.x.expand(x.shape[0], -1, -1)
-            out = problem.forward(params, torch.cat([x, xm], dim=-2))
-            f, f_measure = out[:, :n], out[:, n:]
-        loglik = problem.likelihood.log_prob(f, y, params)
-        return (problem.n_data / n) * loglik + log_prior(problem, params, f_measure, measure)
+        return log_posterior_and_measure(problem, params, batch)[0]
 
     return log_posterior
+
+
+def log_posterior_and_measure(problem: BayesProblem, params: Params, batch: Batch
+                              ) -> tuple[Tensor, Tensor | None]:
+    """The log posterior ``(C,)`` and the network's outputs at the batch's measurement
+    points ``(C, M, n_out)`` (None without them), from one forward pass."""
+    x, y = batch["x"], batch["y"]
+    measure = batch.get("measure")
+    n = x.shape[-2]
+    if measure is None:
+        f, f_measure = problem.forward(params, x), None
+    else:
+        xm = measure.x if x.dim() == 2 else measure.x.expand(x.shape[0], -1, -1)
+        out = problem.forward(params, torch.cat([x, xm], dim=-2))
+        f, f_measure = out[:, :n], out[:, n:]
+    loglik = problem.likelihood.log_prob(f, y, params)
+    value = (problem.n_data / n) * loglik + log_prior(problem, params, f_measure, measure)
+    return value, f_measure
 
 
 def log_prior(problem: BayesProblem, params: Params, f_measure=None, measure=None):

@@ -65,12 +65,15 @@ NOISE = "heads"
 
 
 class EnsembleState(NamedTuple):
-    """Member parameters ``(M, ...)``, Adam moments, last objective ``(M,)``, step index."""
+    """Member parameters ``(M, ...)``, Adam moments, last objective ``(M,)``, step index,
+    and a method's cached regulariser (ifBDE: the gradient and value of its last W2
+    evaluation; None for the deep ensemble)."""
 
     params: Params
     adam: AdamState
     log_post: Tensor
     step: int
+    regularizer: tuple | None = None
 
 
 class EnsembleInfo(NamedTuple):

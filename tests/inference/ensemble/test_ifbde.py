@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from skfbnn.inference.ensemble import deep_ensemble, ifbde, random_function
+from skfbnn.inference.objective import make_log_posterior
 from skfbnn.inference.types import BayesProblem
 from skfbnn.likelihoods import HeteroscedasticGaussianLikelihood
 from skfbnn.nn.functional import init_params, make_forward
@@ -273,3 +274,71 @@ def test_trained_linear_members_reach_the_posterior_mean_not_draws_of_it():
     exact = torch.linalg.solve(precision, phi.T @ y / noise**2).ravel()
     w = torch.cat([state.params["0.weight"].reshape(4, -1), state.params["0.bias"]], 1)
     torch.testing.assert_close(w, exact.expand(4, 3), rtol=0, atol=1e-5)
+
+
+def _lazy_run(interval, n_steps, monkeypatch=None, seed=9):
+    """``n_steps`` ifBDE updates with ``w2_interval=interval``; states and infos."""
+    gen = torch.Generator().manual_seed(seed)
+    net = build_mlp(2, 2, (6,), "tanh")
+    problem = _problem(net, HeteroscedasticGaussianLikelihood())
+    params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
+    transform = ifbde.build(problem, learning_rate=lambda t: 1e-2, prior_std=1.0,
+                            w2_interval=interval)
+    states, infos, batches = [transform.init(params)], [], []
+    draw, _ = _draw()
+    for _ in range(n_steps):
+        x = torch.randn(3, 8, 2, generator=gen, dtype=F64)
+        batches.append({"x": x, "y": torch.sin(x[..., :1]), "measure": draw})
+        state, info = transform.update(states[-1], batches[-1], gen)
+        states.append(state)
+        infos.append(info)
+    return problem, states, infos, batches
+
+
+def _gradients(problem, params, batch, beta):
+    """Direct autograd of (log posterior - beta W2) / N: the likelihood's part, the
+    regulariser's and the regulariser's mean part ``beta |m - m_0|^2``."""
+    members = BayesProblem(problem.forward, problem.likelihood, WeightPrior(1.0), 20)
+    leaves = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+    log_post = make_log_posterior(members)(leaves, {**batch, "measure": None}).sum()
+    draw = batch["measure"]
+    means, covs = ifbde.member_covariances(problem, leaves, batch["x"], draw.x, 1, 0.25,
+                                           NUGGET)
+    w2 = ifbde.aggregate_w2(means, covs, draw, "barycenter")
+    mean_part = (problem.forward(leaves, draw.x)[..., 0].mean(0) - draw.mean[0]).pow(2).sum()
+    grad = partial(torch.autograd.grad, inputs=list(leaves.values()), retain_graph=True)
+    return grad(log_post), grad(beta * w2), grad(beta * mean_part)
+
+
+def _norms(grads):
+    return sum(g.reshape(len(g), -1).pow(2).sum(-1) for g in grads).sqrt()
+
+
+def test_the_w2_regulariser_at_every_step_is_the_gradient_of_the_whole_objective():
+    problem, states, infos, batches = _lazy_run(1, 2)
+    for t in range(2):
+        lik, reg, _ = _gradients(problem, states[t].params, batches[t], 1.0)
+        expected = _norms([(a - b) / 20 for a, b in zip(lik, reg, strict=True)])
+        torch.testing.assert_close(infos[t].grad_norm, expected, rtol=1e-9, atol=0)
+
+
+def test_a_lazy_regulariser_evaluates_its_covariance_part_every_interval_steps(monkeypatch):
+    """At step t the gradient is the likelihood's and the W2's mean part's at t, and the
+    covariance part's (W2 minus its mean part) at the last step evaluated, t - t % 3."""
+    calls = []
+    covariances = ifbde.member_covariances
+    monkeypatch.setattr(ifbde, "member_covariances",
+                        lambda *a, **k: calls.append(1) or covariances(*a, **k))
+    problem, states, infos, batches = _lazy_run(3, 7)
+    assert len(calls) == 3  # steps 0, 3 and 6
+    for t in range(7):
+        s = t - t % 3
+        lik, _, mean_part = _gradients(problem, states[t].params, batches[t], 1.0)
+        _, reg, stale_mean_part = _gradients(problem, states[s].params, batches[s], 1.0)
+        expected = _norms([(a - m - (r - sm)) / 20 for a, m, r, sm in
+                           zip(lik, mean_part, reg, stale_mean_part, strict=True)])
+        torch.testing.assert_close(infos[t].grad_norm, expected, rtol=1e-9, atol=0)
+    # the stale covariance part is not the fresh one: the test can tell them apart
+    _, fresh, fresh_mean = _gradients(problem, states[2].params, batches[2], 1.0)
+    _, stale, stale_mean = _gradients(problem, states[0].params, batches[0], 1.0)
+    assert not torch.allclose(fresh[0] - fresh_mean[0], stale[0] - stale_mean[0], rtol=1e-3)
