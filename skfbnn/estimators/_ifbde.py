@@ -97,8 +97,9 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
     n_measurement_points : int, default=32
-        Size of the measurement set redrawn at every step (each step computes a barycenter of
-        n_estimators covariances of this size, by eigendecompositions).
+        Size of the measurement set redrawn at every step (each evaluation of the W2's covariance
+        part computes a barycenter of n_estimators covariances of this size, by
+        eigendecompositions).
     aggregate : str, default='barycenter'
         How the members' linearised Gaussians are combined: their 2-Wasserstein 'barycenter' or the
         plain 'average' of means and covariances.
@@ -293,8 +294,9 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
     n_measurement_points : int, default=32
-        Size of the measurement set redrawn at every step (each step computes a barycenter of
-        n_estimators covariances of this size, by eigendecompositions).
+        Size of the measurement set redrawn at every step (each evaluation of the W2's covariance
+        part computes a barycenter of n_estimators covariances of this size, by
+        eigendecompositions).
     aggregate : str, default='barycenter'
         How the members' linearised Gaussians are combined: their 2-Wasserstein 'barycenter' or the
         plain 'average' of means and covariances.

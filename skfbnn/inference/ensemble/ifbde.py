@@ -29,6 +29,12 @@ outputs, ``reduction="mean"``: per measurement point) is the regulariser.
 With ``beta = 0`` an update is exactly the deep ensemble's. The predictive is
 the members' mixture, as for the deep ensemble.
 
+The squared W2 is computed as its mean part ``|m - m_M|^2`` (from the members'
+outputs at ``X_M``, which the likelihood's forward pass computes beside the
+minibatch's) plus its covariance part; ``w2_interval = k`` evaluates the covariance
+part, most of a step's cost, at every ``k``-th step only and reuses the gradient of its
+last evaluation in between (``k = 1``: the whole W2 at every step).
+
 ``random_function=True`` adds to every member the fixed random function
 ``g_c(x) = J(x; w_{c,0}) w*_c`` of He et al. (2020), the ifBNN paper's Eq. 17-18
 (:mod:`.random_function`): members are ``f~_c = f_c + g_c`` in the likelihood, in
@@ -104,8 +110,9 @@ HYPER = (
           "'sum': the squared distance between the Gaussians on the measurement set; "
           "'mean': divided by the number of measurement points (per-point scale)."),
     param("n_measurement_points", 32, [Interval(Integral, 1, None, closed="left")], "int",
-          "Size of the measurement set redrawn at every step (each step computes a "
-          "barycenter of n_estimators covariances of this size, by eigendecompositions)."),
+          "Size of the measurement set redrawn at every step (each evaluation of the W2's "
+          "covariance part computes a barycenter of n_estimators covariances of this size, "
+          "by eigendecompositions)."),
     param("aggregate", "barycenter", [StrOptions({"barycenter", "average"})], "str",
           "How the members' linearised Gaussians are combined: their 2-Wasserstein "
           "'barycenter' or the plain 'average' of means and covariances."),
