@@ -6,7 +6,10 @@ Each estimator is fitted at its defaults (``device="cpu"``, ``min_epochs=0`` so 
 iteration is the slope ``(t(2k) - t(k)) / k``, so one-off costs (the GP pre-fit, validation,
 diagnostics, the prediction draws) cancel. All fits of a repeat take turns (order reversed on
 odd repeats) so that load from other processes falls on all of them alike; the ratios are
-medians over repeats of the per-repeat ratios.
+medians over repeats of the per-repeat ratios. The garbage collector runs before every timed
+fit (``bench_sgmcmc.fit_seconds``): without that, a collection of the previous fit's objects
+fell into the next one (BBB's 300-step fit took 0.57 s right after an ifBDE fit and 0.45 s
+otherwise, which put its slope at 1.05 ms instead of 1.42-1.48).
 
 Usage: python benchmarks/bench_functional_vi.py [--k 400] [--repeats 3] [--data-home ...]
 """

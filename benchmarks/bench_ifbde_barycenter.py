@@ -29,6 +29,7 @@ from collections import defaultdict
 import numpy as np
 import torch
 from bench_functional_vi import boston  # the same rows and standardisation
+from bench_sgmcmc import fit_seconds
 
 import skfbnn.inference.ensemble.ifbde as ifbde
 from skfbnn import DeepEnsembleRegressor, IFBDERegressor
@@ -36,13 +37,9 @@ from skfbnn import DeepEnsembleRegressor, IFBDERegressor
 
 def slope(cls, X, y, k: int, seed: int, **params) -> float:
     """Seconds per step: (t(2k) - t(k)) / k."""
-    times = []
-    for n in (k, 2 * k):
-        est = cls(n_iter=n, min_epochs=0, random_state=seed, device="cpu", **params)
-        start = time.perf_counter()
-        est.fit(X, y)
-        times.append(time.perf_counter() - start)
-    return (times[1] - times[0]) / k
+    short, long = (fit_seconds(cls(n_iter=n, min_epochs=0, random_state=seed, device="cpu",
+                                   **params), X, y) for n in (k, 2 * k))
+    return (long - short) / k
 
 
 def parts(X, y, k: int) -> None:

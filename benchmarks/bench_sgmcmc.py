@@ -20,6 +20,7 @@ Usage: python benchmarks/bench_sgmcmc.py [--repeats 5] [--kernel sgld|sghmc] [--
 from __future__ import annotations
 
 import argparse
+import gc
 import platform
 import time
 
@@ -41,7 +42,9 @@ SHORT, LONG = 200, 1200
 
 
 def fit_seconds(est, X, y) -> float:
-    """Wall seconds of ``est.fit(X, y)`` (the timer of every speed benchmark here)."""
+    """Wall seconds of ``est.fit(X, y)`` (the timer of every speed benchmark here), after a
+    collection of the garbage earlier fits left (which would otherwise fall into this one)."""
+    gc.collect()
     start = time.perf_counter()
     est.fit(X, y)
     return time.perf_counter() - start
