@@ -553,23 +553,34 @@ np.save(sys.argv[3], out)
 """
 
 
+_MH = [skfbnn.PCNRegressor, skfbnn.PCNLRegressor, skfbnn.MALARegressor,
+       skfbnn.PCNClassifier, skfbnn.PCNLClassifier, skfbnn.MALAClassifier]
+_MH_TINY = dict(n_chains=2, n_burnin=20, n_samples=4, thinning=2, hidden_layer_sizes=(16,))
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
-@pytest.mark.parametrize("cls", [skfbnn.SGLDRegressor, skfbnn.FunctionalSGHMCRegressor,
-                                 skfbnn.FunctionalSGLDClassifier],
-                         ids=["SGLDRegressor", "FunctionalSGHMCRegressor",
-                              "FunctionalSGLDClassifier"])
-def test_cuda_fit_predict_and_pickle(cls, data, tmp_path):
-    X, y = data
-    est = make(cls, device="cuda").fit(X, y)
+@pytest.mark.parametrize("cls", [*ALL, *_MH], ids=ids([*ALL, *_MH]))
+def test_cuda_fit_predict_and_pickle(cls, tmp_path):
+    """Every estimator fits and predicts on CUDA, and a pickled fit predicts the same on a
+    machine without one."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=40)
+    if not is_regressor(cls()):
+        y = np.where(y > 0, "yes", "no")
+    mh = cls in _MH
+    est = (cls(random_state=0, device="cuda", **_MH_TINY) if mh else make(cls, device="cuda"))
+    est.fit(X, y)
     assert est.device_.type == "cuda"
     assert all(v.device.type == "cuda" for v in est.posterior_.draws.values())
     out = _outputs(est, X)
     assert all(np.isfinite(o).all() for o in out if o.dtype.kind == "f")
     loaded = pickle.loads(pickle.dumps(est))
     assert all(v.device.type == "cpu" for v in loaded.posterior_.draws.values())
-    first = out[0]
-    assert_allclose(_outputs(loaded, X)[0], first, rtol=1e-9, atol=1e-12)
+    # the same draws evaluated on the CPU: float32 round-off of another summation order
+    first = _outputs(loaded, X)[0]
+    assert_allclose(first, out[0], rtol=1e-4, atol=1e-5)
     # Unpickle and predict in a process that cannot see any GPU.
     (tmp_path / "est.pkl").write_bytes(pickle.dumps(est))
     np.save(tmp_path / "X.npy", X)
