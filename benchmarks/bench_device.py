@@ -7,7 +7,11 @@ every device named, and each device's ratio to the first. One short untimed fit 
 configuration runs first. The samplers' run length is ``n_burnin`` (``n_samples=1``), the
 optimisers' ``n_iter``; ``min_epochs=0`` so that these alone set it.
 
+``--rows N --hidden W`` replaces the problem by ``N`` rows of the same kind and the network by
+two hidden layers of ``W`` units, to find where an accelerator starts to pay.
+
 Usage: python benchmarks/bench_device.py [--devices cpu cuda] [--k 200] [--repeats 2]
+           [--methods sghmc ensemble] [--rows 20000 --hidden 256]
 """
 
 from __future__ import annotations
@@ -30,11 +34,21 @@ SAMPLERS = {"sghmc": SGHMCRegressor, "fsghmc": FunctionalSGHMCRegressor}
 OPTIMISERS = {"bbb": BBBRegressor, "ensemble": DeepEnsembleRegressor, "ifbde": IFBDERegressor}
 
 
-def make(name: str, steps: int, device: str, seed: int):
+def make(name: str, steps: int, device: str, seed: int, **extra):
     if name in SAMPLERS:
         return SAMPLERS[name](n_burnin=steps, n_samples=1, thinning=1, min_epochs=0,
-                              device=device, random_state=seed)
-    return OPTIMISERS[name](n_iter=steps, min_epochs=0, device=device, random_state=seed)
+                              device=device, random_state=seed, **extra)
+    return OPTIMISERS[name](n_iter=steps, min_epochs=0, device=device, random_state=seed,
+                            **extra)
+
+
+def problem(rows: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The Boston-sized problem, or ``rows`` rows of the same kind."""
+    if rows is None:
+        return boston_sized_problem()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(rows, 13))
+    return X, np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=rows)
 
 
 def main() -> None:
@@ -43,19 +57,22 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--methods", nargs="+", default=[*SAMPLERS, *OPTIMISERS])
+    parser.add_argument("--rows", type=int, default=None)
+    parser.add_argument("--hidden", type=int, default=None)
     args = parser.parse_args()
-    X, y = boston_sized_problem()
+    X, y = problem(args.rows)
+    extra = {} if args.hidden is None else {"hidden_layer_sizes": (args.hidden, args.hidden)}
     name = torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA device"
     print(f"torch {torch.__version__}; {name}; {torch.get_num_threads()} CPU threads; "
-          f"Boston-sized problem {X.shape}; k = {args.k}")
+          f"problem {X.shape}; k = {args.k}; {extra or 'default network'}")
     for method in args.methods:
         for device in args.devices:
-            fit_seconds(make(method, 5, device, 0), X, y)  # warm-up
+            fit_seconds(make(method, 5, device, 0, **extra), X, y)  # warm-up
     for method in args.methods:
         slopes = {}
         for device in args.devices:
-            values = [(fit_seconds(make(method, 2 * args.k, device, r), X, y)
-                       - fit_seconds(make(method, args.k, device, r), X, y)) / args.k
+            values = [(fit_seconds(make(method, 2 * args.k, device, r, **extra), X, y)
+                       - fit_seconds(make(method, args.k, device, r, **extra), X, y)) / args.k
                       for r in range(args.repeats)]
             slopes[device] = float(np.median(values))
         base = slopes[args.devices[0]]
