@@ -88,11 +88,9 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         puts a covariance nine times the plain NTK's against the GP prior, and loses to the deep
         ensemble on five of six).
     w2_interval : int, default=4
-        Steps between evaluations of the covariance part of the squared W2 (the members' NTKs and
-        their barycenter, most of a step's cost); in between, every step adds the gradient of its
-        last evaluation, and the mean part |m - m_0|^2 is evaluated at every step. 1: the whole W2
-        at every step, the paper's method. 4: level with 1 on the validation rows of six UCI sets at
-        2.6x less cost per step (``benchmarks/results/tuning_w2_interval.csv``).
+        Steps between evaluations of the covariance part of the squared W2 (most of a step's cost;
+        the steps between reuse its last gradient, the mean part is fresh at every step). 1: the
+        paper's method. 4: level with 1 on validation rows.
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
@@ -285,11 +283,9 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         puts a covariance nine times the plain NTK's against the GP prior, and loses to the deep
         ensemble on five of six).
     w2_interval : int, default=4
-        Steps between evaluations of the covariance part of the squared W2 (the members' NTKs and
-        their barycenter, most of a step's cost); in between, every step adds the gradient of its
-        last evaluation, and the mean part |m - m_0|^2 is evaluated at every step. 1: the whole W2
-        at every step, the paper's method. 4: level with 1 on the validation rows of six UCI sets at
-        2.6x less cost per step (``benchmarks/results/tuning_w2_interval.csv``).
+        Steps between evaluations of the covariance part of the squared W2 (most of a step's cost;
+        the steps between reuse its last gradient, the mean part is fresh at every step). 1: the
+        paper's method. 4: level with 1 on validation rows.
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).

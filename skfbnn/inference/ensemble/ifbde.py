@@ -100,12 +100,9 @@ HYPER = (
           "0.25, 0.1 and None (with ``prior_std=3``, None puts a covariance nine times the "
           "plain NTK's against the GP prior, and loses to the deep ensemble on five of six)."),
     param("w2_interval", 4, [Interval(Integral, 1, None, closed="left")], "int",
-          "Steps between evaluations of the covariance part of the squared W2 (the members' "
-          "NTKs and their barycenter, most of a step's cost); in between, every step adds "
-          "the gradient of its last evaluation, and the mean part |m - m_0|^2 is evaluated "
-          "at every step. 1: the whole W2 at every step, the paper's method. 4: level with "
-          "1 on the validation rows of six UCI sets at 2.6x less cost per step "
-          "(``benchmarks/results/tuning_w2_interval.csv``)."),
+          "Steps between evaluations of the covariance part of the squared W2 (most of a "
+          "step's cost; the steps between reuse its last gradient, the mean part is fresh "
+          "at every step). 1: the paper's method. 4: level with 1 on validation rows."),
     param("w2_reduction", "sum", [StrOptions({"sum", "mean"})], "str",
           "'sum': the squared distance between the Gaussians on the measurement set; "
           "'mean': divided by the number of measurement points (per-point scale)."),
