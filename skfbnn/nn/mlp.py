@@ -7,12 +7,35 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-__all__ = ["ACTIVATIONS", "build_mlp"]
+__all__ = ["ACTIVATIONS", "Tanh", "build_mlp"]
+
+
+class Tanh(nn.Tanh):
+    """``tanh(x)`` computed as ``2 sigmoid(2x) - 1``: the same function, 2-4x faster on the CPU.
+
+    PyTorch's CPU ``tanh`` kernel takes 4x as long as its ``sigmoid`` (float32, one thread;
+    ``benchmarks/bench_tanh.py``), and the activation of the default one-layer network was
+    the largest single item of a sampler step with eight chains. The logistic form differs
+    from ``torch.tanh`` by at most about one unit in the last place of values near 1
+    (3e-16 in float64, 2e-7 in float32), in absolute terms; near zero it keeps that absolute
+    accuracy but not tanh's relative one. A subclass of :class:`torch.nn.Tanh`, so code that
+    recognises the activation by type (the closed-form Jacobians) still does.
+
+    Examples
+    --------
+    >>> x = torch.linspace(-3, 3, 7, dtype=torch.float64)
+    >>> bool((Tanh()(x) - torch.tanh(x)).abs().max() < 1e-15)
+    True
+    """
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        return 2 * torch.sigmoid(2 * input) - 1
+
 
 ACTIVATIONS: dict[str, type[nn.Module]] = {
     "identity": nn.Identity,
     "relu": nn.ReLU,
-    "tanh": nn.Tanh,
+    "tanh": Tanh,
     "logistic": nn.Sigmoid,
     "gelu": nn.GELU,
     "silu": nn.SiLU,

@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from skfbnn.nn.mlp import ACTIVATIONS, build_mlp
+from skfbnn.nn.mlp import ACTIVATIONS, Tanh, build_mlp
 
 
 @pytest.mark.parametrize(
@@ -44,9 +44,30 @@ def test_no_hidden_layers_is_a_single_linear_map():
 
 def test_activation_classes():
     assert ACTIVATIONS == {
-        "identity": nn.Identity, "relu": nn.ReLU, "tanh": nn.Tanh,
+        "identity": nn.Identity, "relu": nn.ReLU, "tanh": Tanh,
         "logistic": nn.Sigmoid, "gelu": nn.GELU, "silu": nn.SiLU,
     }
+    assert issubclass(Tanh, nn.Tanh)  # recognised as tanh by type (closed-form Jacobians)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_tanh_is_torch_tanh_to_round_off(dtype):
+    # Two units in the last place of 1: the roundings of 2 sigmoid(2x) - 1.
+    x = torch.linspace(-20, 20, 100_001, dtype=dtype)
+    atol = 2 * torch.finfo(dtype).eps
+    torch.testing.assert_close(Tanh()(x), torch.tanh(x), rtol=0, atol=atol)
+    assert Tanh()(torch.tensor([-1e4, 1e4], dtype=dtype)).tolist() == [-1.0, 1.0]
+
+
+def test_tanh_derivatives_are_tanh_derivatives():
+    x = torch.linspace(-4, 4, 41, dtype=torch.float64)
+    first = torch.func.vmap(torch.func.grad(Tanh()))(x)
+    second = torch.func.vmap(torch.func.grad(torch.func.grad(Tanh())))(x)
+    y = torch.tanh(x)
+    torch.testing.assert_close(first, 1 - y**2, rtol=0, atol=1e-15)
+    torch.testing.assert_close(second, -2 * y * (1 - y**2), rtol=0, atol=1e-15)
+    tangent = torch.func.jvp(Tanh(), (x,), (torch.ones_like(x),))[1]
+    torch.testing.assert_close(tangent, 1 - y**2, rtol=0, atol=1e-15)
 
 
 def test_unknown_activation_raises():
