@@ -56,7 +56,7 @@ def main() -> None:
             grad = torch.randn(x.shape, generator=gen, dtype=dtype)
             row = []
             for act in (torch.tanh, Tanh()):
-                row += [microseconds(lambda a=act: a(x), args.repeats),
+                row += [microseconds(lambda a=act, x=x: a(x), args.repeats),
                         microseconds(forward_backward(act, x, grad), args.repeats)]
             print(f"{str(dtype)[6:]:8s} {chains:6d} | {row[0]:14.1f} {row[1]:8.1f} | "
                   f"{row[2]:12.1f} {row[3]:8.1f} | {row[0] / row[2]:9.2f} {row[1] / row[3]:8.2f}")
