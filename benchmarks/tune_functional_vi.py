@@ -16,8 +16,9 @@ does so at the weight-prior scales 0.3 and 3 (the default is 1); ``--grid prior_
 compares the weight-prior scales 1 and 3 of ifBDE and the deep ensemble; ``--grid ntk_scale``
 runs ifBDE with the weight prior 3 and its members' NTK scaled by 1 (the plain empirical NTK),
 0.5, 0.25 and 0.1, and by 1 with ``beta=3``, to be held against the ``prior_scale`` rows.
-``--grid w2_interval`` runs ifBDE with its W2 regulariser evaluated at every step and at
-every 2nd, 4th and 8th (the gradient of the last evaluation reused in between).
+``--grid w2_interval`` runs ifBDE or ifBNN with the covariance part of the W2 regulariser
+evaluated at every step and at every 2nd, 4th and 8th (the gradient of the last evaluation
+reused in between).
 
 Usage: python benchmarks/tune_functional_vi.py --data-home ../shared/data/uci \
            [--methods ifbnn fbnn ifbde] [--datasets yacht bostonHousing energy] [--splits 0]
@@ -77,6 +78,7 @@ NTK_SCALE_GRID = {
 }
 W2_INTERVAL_GRID = {
     "ifbde": _grid(w2_interval=(1, 2, 4, 8)),
+    "ifbnn": _grid(w2_interval=(1, 2, 4, 8)),
 }
 GRIDS = {"default": GRID, "random_function": RANDOM_FUNCTION_GRID, "anchored": ANCHORED_GRID,
          "anchored_scale": ANCHORED_SCALE_GRID, "prior_scale": PRIOR_SCALE_GRID,

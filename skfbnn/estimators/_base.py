@@ -291,6 +291,14 @@ class BayesianNetBase(BaseEstimator):
     def _diagnose_optimisation(self, result) -> dict[str, Any]:
         trace = {name: to_numpy(values) for name, values in result.trace.items()}
         objective = next(iter(trace.values()))
+        collapsed = collapsed_chains(objective, len(objective) // 2)
+        if collapsed:  # the samplers' check, on the second half of the objective's trace
+            raise SamplerDivergenceError(
+                f"The optimisation diverged: run(s) {collapsed} ended with an objective more "
+                "than 100 times below their starting value (weights or scales thrown to "
+                "enormous values). The step size is too large for this problem: reduce "
+                "learning_rate."
+            )
         return {
             "objective": objective,
             "trace": trace,

@@ -83,6 +83,10 @@ class IFBNNRegressor(RegressorMixin, BayesianRegressorBase):
         std after every step (as the fBNN reference code does), so a network that interpolates the
         training rows cannot shrink the predictive below the noise the GP finds in the data (without
         it, Boston validation coverage 0.36); None: no floor.
+    w2_interval : int, default=4
+        Evaluate the W2's covariance part (Jacobian, linearised covariance, nuclear norm) every this
+        many steps and reuse its gradient in between; the mean part is evaluated at every step. 1:
+        the whole W2 at every step (ignored with ntk_limit=True, which always evaluates it whole).
     init_std : float, default=0.01
         Initial standard deviation of every variational factor.
     kernel : None, str or gpytorch kernel, default=None
@@ -158,6 +162,7 @@ class IFBNNRegressor(RegressorMixin, BayesianRegressorBase):
         w2_reduction='auto',
         ntk_limit=False,
         noise_floor='gp',
+        w2_interval=4,
         init_std=0.01,
         kernel=None,
         prior_fit_iter=100,
@@ -186,6 +191,7 @@ class IFBNNRegressor(RegressorMixin, BayesianRegressorBase):
         self.w2_reduction = w2_reduction
         self.ntk_limit = ntk_limit
         self.noise_floor = noise_floor
+        self.w2_interval = w2_interval
         self.init_std = init_std
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter
@@ -253,6 +259,10 @@ class IFBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         std after every step (as the fBNN reference code does), so a network that interpolates the
         training rows cannot shrink the predictive below the noise the GP finds in the data (without
         it, Boston validation coverage 0.36); None: no floor.
+    w2_interval : int, default=4
+        Evaluate the W2's covariance part (Jacobian, linearised covariance, nuclear norm) every this
+        many steps and reuse its gradient in between; the mean part is evaluated at every step. 1:
+        the whole W2 at every step (ignored with ntk_limit=True, which always evaluates it whole).
     init_std : float, default=0.01
         Initial standard deviation of every variational factor.
     kernel : None, str or gpytorch kernel, default=None
@@ -315,6 +325,7 @@ class IFBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         w2_reduction='auto',
         ntk_limit=False,
         noise_floor='gp',
+        w2_interval=4,
         init_std=0.01,
         kernel=None,
         prior_fit_iter=100,
@@ -341,6 +352,7 @@ class IFBNNClassifier(ClassifierMixin, BayesianClassifierBase):
         self.w2_reduction = w2_reduction
         self.ntk_limit = ntk_limit
         self.noise_floor = noise_floor
+        self.w2_interval = w2_interval
         self.init_std = init_std
         self.kernel = kernel
         self.prior_fit_iter = prior_fit_iter

@@ -42,6 +42,15 @@ NTK ridge regression with the prior's noise),
 which is Eq. 14's four-term covariance written as one factor. The data enter
 the regularised covariance: directions the data pin down drop out of it, and
 the regulariser acts on what the data leave open.
+
+``w2_interval = k`` splits the squared W2 as ifBDE does (its module docstring):
+the mean part ``|f(X_M; mu) - m_M|^2`` is evaluated at every step, by a forward
+pass of the mean network at the measurement points, and the covariance part
+(the Jacobian, ``J diag(sigma^2) J^T`` and the nuclear norm, most of a step's
+cost) at every ``k``-th step, the steps in between adding the gradient of its
+last evaluation. ``k = 1`` is the whole W2 at every step; ``ntk_limit=True``
+mixes the two parts (the limit's mean depends on the Jacobian) and always
+evaluates the whole W2.
 """
 
 from __future__ import annotations
@@ -63,10 +72,11 @@ from ...stats.wasserstein import gaussian_w2_factor
 from ..hyper import param
 from ..types import Batch, BayesProblem, Schedule, Transform
 from .bbb import expected_log_likelihood
-from .meanfield import MeanFieldState, ascend, floor_noise, init, split
+from .meanfield import MeanFieldState, ascend, floor_noise, init, leaves, split
 from .meanfield import noise_floor as _noise_floor
 
-__all__ = ["HYPER", "IFBNNInfo", "update", "build", "linearized_w2", "check_functional"]
+__all__ = ["HYPER", "IFBNNInfo", "update", "build", "linearized_w2", "mean_part",
+           "check_functional"]
 
 HYPER = (
     param("n_mc", 1, [Interval(Integral, 1, None, closed="left")], "int",
@@ -89,6 +99,11 @@ HYPER = (
           "that interpolates the training rows cannot shrink the predictive below the noise "
           "the GP finds in the data (without it, Boston validation coverage 0.36); None: no "
           "floor."),
+    param("w2_interval", 4, [Interval(Integral, 1, None, closed="left")], "int",
+          "Evaluate the W2's covariance part (Jacobian, linearised covariance, nuclear "
+          "norm) every this many steps and reuse its gradient in between; the mean part "
+          "is evaluated at every step. 1: the whole W2 at every step (ignored with "
+          "ntk_limit=True, which always evaluates it whole)."),
     param("init_std", 1e-2, [Interval(Real, 0, None, closed="neither")], "float",
           "Initial standard deviation of every variational factor."),
 )
@@ -114,11 +129,14 @@ def check_functional(problem: BayesProblem, method: str) -> None:
 
 
 def linearized_w2(problem: BayesProblem, mean: Params, std: Params, measure: MeasurementDraw,
-                  reduction: str = "sum", batch: Batch | None = None) -> Tensor:
+                  reduction: str = "sum", batch: Batch | None = None,
+                  covariance_only: bool = False) -> Tensor:
     """Squared W2 between the linearised ``q(f_M)`` and the GP prior, per set ``(C,)``.
 
     With ``batch`` (its ``x`` and standardised ``y``), ``q(f_M)`` is first pushed to
-    the infinite-training NTK limit on that batch (the module docstring).
+    the infinite-training NTK limit on that batch (the module docstring). With
+    ``covariance_only`` (not with ``batch``) the mean part is left out: the squared W2 is
+    that plus :func:`mean_part`.
     """
     n_out, n_m = measure.mean.shape[0], measure.x.shape[0]
     nugget = problem.prior.functional.nugget  # C1 = A A^T + nugget I
@@ -141,37 +159,82 @@ def linearized_w2(problem: BayesProblem, mean: Params, std: Params, measure: Mea
         resid = f[..., n_m:] - batch["y"].to(dtype).transpose(-1, -2)  # y: ([C,] n, k)
         f = f[..., :n_m] - (gain @ resid.unsqueeze(-1)).squeeze(-1)
         A = A[..., :n_m, :] - gain @ A[..., n_m:, :]
+    if covariance_only:
+        f = measure.mean.expand_as(f)
     w2 = gaussian_w2_factor(f, A, measure.mean, measure.chol, shift1=nugget).sum(-1)
     return w2 / n_m if reduction == "mean" else w2
 
 
+def mean_part(problem: BayesProblem, mean: Params, measure: MeasurementDraw,
+              reduction: str = "sum") -> Tensor:
+    """The squared W2's mean part ``|f(X_M; mu) - m_M|^2``, per set ``(C,)``, by one forward
+    pass of the mean network at the measurement points."""
+    n_out, n_m = measure.mean.shape
+    f = problem.forward(network_params(mean), measure.x)[..., :n_out]
+    dist = (f.to(measure.mean.dtype).transpose(1, 2) - measure.mean).pow(2).sum((-2, -1))
+    return dist / n_m if reduction == "mean" else dist
+
+
 def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem, n_mc: int,
-               beta: float, reduction: str, ntk_limit: bool = False):
+               beta: float, reduction: str, ntk_limit: bool = False, whole: bool = True):
+    """Per datum: the expected log-likelihood, the noise prior and ``-beta`` times the
+    whole squared W2 (``whole``) or its mean part alone."""
     mean, std = split(variational)
     loglik = expected_log_likelihood(mean, std, batch, gen, problem, n_mc)
-    w2 = linearized_w2(problem, mean, std, batch["measure"], reduction,
-                       batch if ntk_limit else None)
+    if whole:
+        w2 = linearized_w2(problem, mean, std, batch["measure"], reduction,
+                           batch if ntk_limit else None)
+    else:
+        w2 = mean_part(problem, mean, batch["measure"], reduction)
     n, N = batch["x"].shape[-2], problem.n_data
     value = (N / n) * loglik + problem.likelihood.log_prior(mean) - beta * w2.to(loglik.dtype)
     return value / N, (w2,)
 
 
+def _covariance_part(state: MeanFieldState, measure: MeasurementDraw, *, problem: BayesProblem,
+                     beta: float, reduction: str) -> tuple[Params, Tensor]:
+    """The gradient of ``-beta / N`` times the covariance part (keyed like the objective's
+    variational parameters) and the part itself ``(C,)``."""
+    variational = leaves(state)
+    with torch.enable_grad():
+        mean, std = split(variational)
+        part = linearized_w2(problem, mean, std, measure, reduction, covariance_only=True)
+        grads = torch.autograd.grad(-beta / problem.n_data * part.sum(),
+                                    list(variational.values()), allow_unused=True,
+                                    materialize_grads=True)
+    return dict(zip(variational, grads, strict=True)), part.detach()
+
+
 def update(
     state: MeanFieldState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
     learning_rate: Schedule, n_mc: int, beta: float, w2_reduction: str, log_floor=None,
-    ntk_limit: bool = False,
+    ntk_limit: bool = False, w2_interval: int = 1,
 ) -> tuple[MeanFieldState, IFBNNInfo]:
-    """One Adam step up the ifBNN objective; pure (``state`` is not modified)."""
+    """One Adam step up the ifBNN objective; pure (``state`` is not modified). With
+    ``w2_interval > 1`` (and no ``ntk_limit``) the W2's covariance part is evaluated at
+    every ``w2_interval``-th step and its gradient cached in ``state.regularizer``."""
+    whole = w2_interval == 1 or ntk_limit
     objective = partial(_objective, problem=problem, n_mc=n_mc, beta=beta,
-                        reduction=w2_reduction, ntk_limit=ntk_limit)
-    state, value, (w2,), grad_norm = ascend(state, batch, gen, objective, learning_rate)
+                        reduction=w2_reduction, ntk_limit=ntk_limit, whole=whole)
+    cached = None
+    if not whole:
+        cached = state.regularizer
+        if cached is None or state.step % w2_interval == 0:
+            cached = _covariance_part(state, batch["measure"], problem=problem, beta=beta,
+                                      reduction=w2_reduction)
+    state, value, (w2,), grad_norm = ascend(state, batch, gen, objective, learning_rate,
+                                            None if cached is None else cached[0])
+    if cached is not None:  # the objective and W2 with the covariance part last evaluated
+        w2 = w2 + cached[1].to(w2.dtype)
+        value = value - beta / problem.n_data * cached[1].to(value.dtype)
+        state = state._replace(regularizer=cached, log_post=value)
     return floor_noise(state, log_floor), IFBNNInfo(value, w2, grad_norm)
 
 
 def build(
     problem: BayesProblem, *, learning_rate: Schedule, n_mc: int = 1, beta: float = 1.0,
     w2_reduction: str = "auto", init_std: float = 1e-2, noise_floor: str | None = "gp",
-    ntk_limit: bool = False,
+    ntk_limit: bool = False, w2_interval: int = 4,
 ) -> Transform:
     """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian)."""
     check_functional(problem, "ifBNN")
@@ -184,5 +247,5 @@ def build(
         partial(init, init_std=init_std),
         partial(update, problem=problem, learning_rate=learning_rate, n_mc=n_mc, beta=beta,
                 w2_reduction=w2_reduction, log_floor=_noise_floor(problem, noise_floor),
-                ntk_limit=ntk_limit),
+                ntk_limit=ntk_limit, w2_interval=w2_interval),
     )

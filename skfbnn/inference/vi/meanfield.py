@@ -22,17 +22,21 @@ from ...priors.weight import NOISE_KEY, network_params
 from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, Schedule
 
-__all__ = ["MeanFieldState", "init", "split", "draw", "ascend", "noise_floor", "floor_noise"]
+__all__ = ["MeanFieldState", "init", "split", "draw", "leaves", "ascend", "noise_floor",
+           "floor_noise"]
 
 
 class MeanFieldState(NamedTuple):
-    """Variational means and softplus-scales, Adam moments, objective, step index."""
+    """Variational means and softplus-scales, Adam moments, objective, step index, and a
+    method's cached regulariser (ifBNN's lazily evaluated covariance part: its gradient
+    and value; None for the others)."""
 
     mean: Params
     rho: Params
     adam: AdamState
     log_post: Tensor
     step: int
+    regularizer: tuple | None = None
 
     @property
     def std(self) -> Params:
@@ -86,29 +90,39 @@ def draw(mean: Params, std: Params, gen: torch.Generator, n_mc: int) -> Params:
     return draws
 
 
+def leaves(state: MeanFieldState) -> Params:
+    """The ``m:``/``r:`` keyed variational parameters as fresh autograd leaves."""
+    return {k: v.detach().requires_grad_(True) for k, v in _join(state.mean, state.rho).items()}
+
+
 def ascend(
     state: MeanFieldState, batch: Batch, gen: torch.Generator,
     objective: Callable[[Params, Batch, torch.Generator], tuple[Tensor, tuple]],
-    learning_rate: Schedule,
+    learning_rate: Schedule, extra_grads: Params | None = None,
 ) -> tuple[MeanFieldState, Tensor, tuple, Tensor]:
     """One Adam step up ``objective``; pure (``state`` is not modified).
 
-    Returns the new state, the objective ``(C,)``, the objective's extras
-    (detached) and the gradient norm ``(C,)``.
+    ``extra_grads`` (keyed like :func:`leaves`) is added to the objective's gradient: a
+    term whose gradient was computed elsewhere (ifBNN's cached covariance part).
+    Returns the new state (``regularizer`` carried over), the objective ``(C,)``, the
+    objective's extras (detached) and the gradient norm ``(C,)``.
     """
-    leaves = {k: v.detach().requires_grad_(True)
-              for k, v in _join(state.mean, state.rho).items()}
+    variational = leaves(state)
     with torch.enable_grad():
-        value, extras = objective(leaves, batch, gen)
-        grads = torch.autograd.grad(value.sum(), list(leaves.values()), materialize_grads=True)
-    grads = dict(zip(leaves, grads, strict=True))
+        value, extras = objective(variational, batch, gen)
+        grads = torch.autograd.grad(value.sum(), list(variational.values()),
+                                    materialize_grads=True)
+    grads = dict(zip(variational, grads, strict=True))
+    if extra_grads is not None:
+        grads = {k: g + extra_grads[k] for k, g in grads.items()}
     grad_norm = sum(g.reshape(len(g), -1).pow(2).sum(-1) for g in grads.values()).sqrt()
     new, adam = adam_step(_join(state.mean, state.rho), grads, state.adam,
                           learning_rate(state.step))
     mean, rho = split(new, scales=False)
     value = value.detach()
     extras = tuple(e.detach() for e in extras)
-    return MeanFieldState(mean, rho, adam, value, state.step + 1), value, extras, grad_norm
+    new_state = MeanFieldState(mean, rho, adam, value, state.step + 1, state.regularizer)
+    return new_state, value, extras, grad_norm
 
 
 def noise_floor(problem, kind: str | None) -> Tensor | None:

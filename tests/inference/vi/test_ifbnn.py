@@ -159,3 +159,78 @@ def test_ntk_limit_needs_a_gaussian_likelihood():
     problem.likelihood = CategoricalLikelihood()
     with pytest.raises(ValueError, match="ntk_limit"):
         ifbnn.build(problem, learning_rate=lambda t: 1e-2, ntk_limit=True)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_the_w2_is_its_mean_part_plus_its_covariance_part(reduction):
+    _, problem, mean, std, draw, _ = _setup((4, 3), n_out=2)
+    leaves = [{k: v.clone().requires_grad_(True) for k, v in d.items()} for d in (mean, std)]
+    whole = ifbnn.linearized_w2(problem, *leaves, draw, reduction)
+    parts = (ifbnn.mean_part(problem, leaves[0], draw, reduction)
+             + ifbnn.linearized_w2(problem, *leaves, draw, reduction, covariance_only=True))
+    torch.testing.assert_close(parts, whole, rtol=1e-12, atol=1e-12)
+    inputs = [v for d in leaves for v in d.values()]
+    expected = torch.autograd.grad(whole.sum(), inputs)
+    got = torch.autograd.grad(parts.sum(), inputs)
+    for g, e in zip(got, expected, strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-12)
+
+
+def _ifbnn_run(interval, n_steps, seed=4):
+    """``n_steps`` ifBNN updates with ``w2_interval=interval``, a fresh batch each step;
+    states, infos, batches and each step's generator state (for its Monte-Carlo draws)."""
+    _, problem, mean, _, draw, _ = _setup((4,))
+    gen = torch.Generator().manual_seed(seed)
+    transform = ifbnn.build(problem, learning_rate=lambda t: 1e-2, w2_interval=interval)
+    states, infos, batches, gen_states = [transform.init(mean)], [], [], []
+    for _ in range(n_steps):
+        x = torch.randn(10, 2, generator=gen, dtype=F64)
+        batches.append({"x": x, "y": torch.sin(x[:, :1]), "measure": draw})
+        gen_states.append(gen.get_state())
+        state, info = transform.update(states[-1], batches[-1], gen)
+        states.append(state)
+        infos.append(info)
+    return problem, states, infos, batches, gen_states
+
+
+def test_w2_interval_one_is_the_whole_w2_and_an_evaluation_step_matches_it():
+    *_, whole_states, whole_infos, _, _ = _ifbnn_run(1, 1)
+    *_, lazy_states, lazy_infos, _, _ = _ifbnn_run(4, 1)
+    assert whole_states[1].regularizer is None
+    for k in whole_states[1].mean:
+        torch.testing.assert_close(lazy_states[1].mean[k], whole_states[1].mean[k],
+                                   rtol=1e-12, atol=1e-14)
+    torch.testing.assert_close(lazy_infos[0].w2, whole_infos[0].w2, rtol=1e-12, atol=0)
+    torch.testing.assert_close(lazy_infos[0].objective, whole_infos[0].objective,
+                               rtol=1e-12, atol=0)
+
+
+def test_a_lazy_w2_evaluates_its_covariance_part_every_interval_steps(monkeypatch):
+    """At step t the gradient is the likelihood's and the W2's mean part's at t plus the
+    covariance part's at the last step evaluated, t - t % 3."""
+    calls = []
+    w2 = ifbnn.linearized_w2
+    monkeypatch.setattr(ifbnn, "linearized_w2", lambda *a, **k: calls.append(
+        k.get("covariance_only", False)) or w2(*a, **k))
+    problem, states, infos, batches, gen_states = _ifbnn_run(3, 7)
+    assert calls == [True] * 3  # steps 0, 3 and 6, and never the whole W2
+    for t in range(7):
+        s = t - t % 3
+        variational = ifbnn.leaves(states[t])
+        gen = torch.Generator().set_state(gen_states[t])
+        with torch.enable_grad():
+            value, _ = ifbnn._objective(variational, batches[t], gen, problem=problem, n_mc=1,
+                                        beta=1.0, reduction="sum", whole=False)
+            fresh = torch.autograd.grad(value.sum(), list(variational.values()),
+                                        allow_unused=True, materialize_grads=True)
+        stale, part = ifbnn._covariance_part(states[s], batches[s]["measure"],
+                                             problem=problem, beta=1.0, reduction="sum")
+        expected = sum((f + g).reshape(2, -1).pow(2).sum(-1)
+                       for f, g in zip(fresh, stale.values(), strict=True)).sqrt()
+        torch.testing.assert_close(infos[t].grad_norm, expected, rtol=1e-9, atol=0)
+        torch.testing.assert_close(states[t + 1].regularizer[1], part, rtol=1e-12, atol=0)
+    # the stale covariance part is not the fresh one: the test can tell them apart
+    fresh_part = ifbnn._covariance_part(states[2], batches[2]["measure"], problem=problem,
+                                        beta=1.0, reduction="sum")[0]
+    stale_part = states[3].regularizer[0]
+    assert not all(torch.allclose(fresh_part[k], stale_part[k], rtol=1e-3) for k in stale_part)
