@@ -36,7 +36,7 @@ CURRENT = {
     "pCNL": ("uci_mh_v3/pcnl-*.csv", "pcnl"),
     "BBB": ("uci_vi_ensemble/*.csv", "bbb"),
     "fBNN": ("uci_functional_vi/fbnn-*.csv", "fbnn"),
-    "ifBNN": ("uci_ifbnn_sum/*.csv", "ifbnn"),
+    "ifBNN": ("uci_ifbnn_lazy/*.csv", "ifbnn"),
     "deep ensemble": ("uci_ensemble_v2/*.csv", "ensemble"),
     "ifBDE": ("uci_ifbde_v3/*.csv", "ifbde"),
 }
