@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import skfbnn
 from skfbnn import IFBNNClassifier, IFBNNRegressor
 
 from ._cases import sine_data
@@ -48,3 +49,29 @@ def test_auto_reduction_is_the_sum_for_regression_and_the_mean_for_classificatio
                                   .fit(X, labels).predict_proba(X))
     assert not np.allclose(auto, IFBNNClassifier(**FAST, w2_reduction="sum").fit(X, labels)
                            .predict_proba(X))
+
+
+def test_w2_interval_one_and_the_lazy_default_both_fit_and_differ():
+    X, y = sine_data()
+    whole = IFBNNRegressor(**FAST, w2_interval=1).fit(X, y)
+    lazy = IFBNNRegressor(**FAST).fit(X, y)
+    assert IFBNNRegressor().w2_interval == 8
+    mean, std = lazy.predict(X, return_std=True)
+    assert np.isfinite(mean).all() and (std > 0).all()
+    assert not np.allclose(mean, whole.predict(X))
+    # the reported W2 is the mean part plus the covariance part last evaluated: finite
+    assert np.isfinite(lazy.diagnostics_["trace"]["w2"]).all()
+
+
+def test_a_classifier_whose_objective_collapses_raises_though_its_log_loss_looks_sane():
+    """At learning rate 1e6 the lazy ifBNN classifier's averaged probabilities stay moderate
+    (the log-loss check runs first and passes them: its message would differ), while its
+    objective falls from -0.9 to about -1e12: the objective check of classifiers
+    (``_diagnose_optimisation``) raises."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    est = IFBNNClassifier(learning_rate=1e6, n_iter=60, n_samples=8, prior_fit_iter=5,
+                          n_measurement_points=10, min_epochs=0, random_state=0, device="cpu")
+    with pytest.raises(skfbnn.SamplerDivergenceError, match="objective more than 100 times"):
+        est.fit(X, y)
