@@ -291,19 +291,6 @@ class BayesianNetBase(BaseEstimator):
     def _diagnose_optimisation(self, result) -> dict[str, Any]:
         trace = {name: to_numpy(values) for name, values in result.trace.items()}
         objective = next(iter(trace.values()))
-        # Classification only: its likelihood is bounded, so the predictions' log-loss check
-        # (_check_fit) can pass a fit thrown to enormous weights whose averaged
-        # probabilities stay moderate; regression's check of the predictions is graded
-        # (a milder blow-up warns) and is not overridden here.
-        collapsed = (collapsed_chains(objective, len(objective) // 2)
-                     if self._task == "classification" else [])
-        if collapsed:  # the samplers' check, on the second half of the objective's trace
-            raise SamplerDivergenceError(
-                f"The optimisation diverged: run(s) {collapsed} ended with an objective more "
-                "than 100 times below their starting value (weights or scales thrown to "
-                "enormous values). The step size is too large for this problem: reduce "
-                "learning_rate."
-            )
         return {
             "objective": objective,
             "trace": trace,

@@ -10,6 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from ..device import to_numpy
+from ..diagnostics import collapsed_chains
 from ..inference.run import SamplerDivergenceError
 from ..likelihoods import CategoricalLikelihood
 from ._base import BayesianNetBase, outputs_at
@@ -51,6 +52,24 @@ class BayesianClassifierBase(BayesianNetBase):
         (the Metropolis-Hastings samplers: Gaussian on shifted one-hot targets)."""
         make = getattr(spec.module, "classification_likelihood", None)
         return CategoricalLikelihood() if make is None else make(hyper)
+
+    def _diagnose_optimisation(self, result) -> dict[str, Any]:
+        """The optimisers' diagnostics, after the samplers' collapsed-chain check on the
+        second half of the objective's trace. A classifier's likelihood is bounded, so
+        :meth:`_check_fit` can pass a fit thrown to enormous weights whose averaged
+        probabilities stay moderate; a regressor's graded check of its predictions (a
+        milder blow-up warns) stands alone."""
+        diagnostics = super()._diagnose_optimisation(result)
+        objective = diagnostics["objective"]
+        collapsed = collapsed_chains(objective, len(objective) // 2)
+        if collapsed:
+            raise SamplerDivergenceError(
+                f"The optimisation diverged: run(s) {collapsed} ended with an objective more "
+                "than 100 times below their starting value (weights or scales thrown to "
+                "enormous values). The step size is too large for this problem: reduce "
+                "learning_rate."
+            )
+        return diagnostics
 
     def _check_fit(self, posterior, forward, likelihood, X, yt, step_name) -> dict[str, Any]:
         """Raise :class:`SamplerDivergenceError` for a fit that stayed finite but blew up.

@@ -71,7 +71,7 @@ from ..hyper import param
 from ..objective import log_posterior_and_measure
 from ..optim import adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
-from ..vi.ifbnn import check_functional
+from ..vi.ifbnn import check_functional, reduce_w2
 from .anchored import AnchoredPrior
 from .anchored import split as split_fixed
 from .deep_ensemble import HYPER as ENSEMBLE_HYPER
@@ -274,13 +274,13 @@ def update(
         w2 = log_post.new_zeros(())
         if measure is not None:
             n_out = measure.mean.shape[0]
-            mean_part = _reduce(_squared_distance(
+            mean_part = reduce_w2(_squared_distance(
                 f_measure[..., :n_out].double().transpose(1, 2), measure), measure, reduction)
             objective = objective - beta * mean_part.to(log_post.dtype)
             if cached is None or state.step % interval == 0:
                 covs = member_covariances(problem, leaves, batch["x"], measure.x, n_out, scale,
                                           problem.prior.functional.nugget)[1]
-                bures = _reduce(aggregate_w2(None, covs, measure, aggregate), measure,
+                bures = reduce_w2(aggregate_w2(None, covs, measure, aggregate), measure,
                                 reduction)
                 cached = (_gradient(beta * bures.to(log_post.dtype), leaves), bures.detach())
             w2 = mean_part.detach() + cached[1]
@@ -303,10 +303,6 @@ def _gradient(value: Tensor, leaves: Params) -> list[Tensor]:
     if not value.requires_grad:
         return [torch.zeros_like(v) for v in leaves.values()]
     return list(torch.autograd.grad(value, list(leaves.values()), materialize_grads=True))
-
-
-def _reduce(value: Tensor, measure, reduction: str) -> Tensor:
-    return value / measure.x.shape[0] if reduction == "mean" else value
 
 
 def _squared_distance(means: Tensor, measure) -> Tensor:

@@ -76,7 +76,7 @@ from .meanfield import MeanFieldState, ascend, floor_noise, init, leaves, split
 from .meanfield import noise_floor as _noise_floor
 
 __all__ = ["HYPER", "IFBNNInfo", "update", "build", "linearized_w2", "mean_part",
-           "check_functional"]
+           "reduce_w2", "check_functional"]
 
 HYPER = (
     param("n_mc", 1, [Interval(Integral, 1, None, closed="left")], "int",
@@ -163,17 +163,22 @@ def linearized_w2(problem: BayesProblem, mean: Params, std: Params, measure: Mea
     if covariance_only:
         f = measure.mean.expand_as(f)
     w2 = gaussian_w2_factor(f, A, measure.mean, measure.chol, shift1=nugget).sum(-1)
-    return w2 / n_m if reduction == "mean" else w2
+    return reduce_w2(w2, measure, reduction)
 
 
 def mean_part(problem: BayesProblem, mean: Params, measure: MeasurementDraw,
               reduction: str = "sum") -> Tensor:
     """The squared W2's mean part ``|f(X_M; mu) - m_M|^2``, per set ``(C,)``, by one forward
     pass of the mean network at the measurement points."""
-    n_out, n_m = measure.mean.shape
+    n_out = measure.mean.shape[0]
     f = problem.forward(network_params(mean), measure.x)[..., :n_out]
     dist = (f.to(measure.mean.dtype).transpose(1, 2) - measure.mean).pow(2).sum((-2, -1))
-    return dist / n_m if reduction == "mean" else dist
+    return reduce_w2(dist, measure, reduction)
+
+
+def reduce_w2(value: Tensor, measure: MeasurementDraw, reduction: str) -> Tensor:
+    """``value`` for ``reduction="sum"``, per measurement point for ``"mean"``."""
+    return value / measure.x.shape[0] if reduction == "mean" else value
 
 
 def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem, n_mc: int,
