@@ -1,15 +1,16 @@
 """ifBDE's cost per step against the number of barycenter fixed-point iterations.
 
 Fits ``IFBDERegressor`` at its defaults (``device="cpu"``, ``min_epochs=0``) on the
-training rows of UCI Boston split 0 (inputs standardised) with the cap on the fixed-point
-iterations without gradient (``skfbnn.inference.ensemble.ifbde._BARYCENTER_ITER``, 30 by
-default, where the tolerance stops it after about 3) patched to each value of ``--caps``,
+training rows of UCI Boston split 0 (inputs standardised) with the number of fixed-point
+iterations without gradient before the differentiable one (``barycenter_iter``, 0 by default;
+until 2026-11-26 a tolerance of 1e-4 stopped them after 2-3) set to each value of ``--iters``,
 beside the deep ensemble; time per step is the slope between fits of ``k`` and ``2k`` steps,
 so one-off costs cancel. Prints each configuration's slope per repeat and the ratio to the
 deep ensemble's: how much of the ratio ifBDE / deep ensemble the fixed point accounts for.
 
-``--intervals`` adds fits at the default cap with the W2 regulariser evaluated at every
-``w2_interval``-th step only (its gradient reused in between), for each value given.
+``--intervals`` adds fits at the default ``barycenter_iter`` with the W2 regulariser
+evaluated at every ``w2_interval``-th step only (its gradient reused in between), for each
+value given.
 
 ``--parts`` instead times the parts of a default step (wall time per call of the members'
 conditioned NTK covariances, of the W2 aggregate's forward, of the backward and of the whole
@@ -17,7 +18,7 @@ update, over a fit of ``2k`` steps) and counts the tensor operations per step (t
 ``aten::`` events of a fit of ``k`` steps, divided by ``k``).
 
 Usage: python benchmarks/bench_ifbde_barycenter.py --data-home ../shared/data/uci \
-           [--caps 30 2 1] [--intervals 2 4] [--k 300] [--repeats 2] [--parts]
+           [--iters 0 1 3] [--intervals 2 4] [--k 300] [--repeats 2] [--parts]
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def parts(X, y, k: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-home", default=None)
-    parser.add_argument("--caps", nargs="+", type=int, default=[30, 2, 1])
+    parser.add_argument("--iters", nargs="+", type=int, default=[0, 1, 3])
     parser.add_argument("--intervals", nargs="*", type=int, default=[])
     parser.add_argument("--k", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=2)
@@ -94,14 +95,11 @@ def main() -> None:
         return
     for cls in (DeepEnsembleRegressor, IFBDERegressor):  # warm-up
         cls(n_iter=20, min_epochs=0, random_state=0, device="cpu").fit(X, y)
-    default = ifbde._BARYCENTER_ITER
     rows: dict[str, list[float]] = {}
     for rep in range(args.repeats):
-        for cap in args.caps:
-            ifbde._BARYCENTER_ITER = cap
-            rows.setdefault(f"ifBDE, cap {cap}", []).append(slope(IFBDERegressor, X, y,
-                                                                    args.k, rep))
-        ifbde._BARYCENTER_ITER = default
+        for n in args.iters:
+            rows.setdefault(f"ifBDE, barycenter_iter {n}", []).append(
+                slope(IFBDERegressor, X, y, args.k, rep, barycenter_iter=n))
         for interval in args.intervals:
             rows.setdefault(f"ifBDE, w2_interval {interval}", []).append(
                 slope(IFBDERegressor, X, y, args.k, rep, w2_interval=interval))

@@ -94,10 +94,17 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
+    barycenter_iter : int, default=0
+        Fixed-point iterations of the barycenter without gradient, from the members' average
+        covariance, before the one differentiable application of the map. 0: that map alone, from
+        the average (the squared W2 within 3.4e-4 relative of the converged barycenter's on the
+        members of real fits, median 1e-5 to 2e-5; 1.7e-3 with ``ntk_scale=1``; each iteration adds
+        an eigendecomposition of the members' matrices; 0 and 3 were level on validation rows). Only
+        with ``aggregate='barycenter'``.
     n_measurement_points : int, default=32
         Size of the measurement set redrawn at every step (each evaluation of the W2's covariance
-        part computes a barycenter of n_estimators covariances of this size, by
-        eigendecompositions).
+        part computes a barycenter of n_estimators covariances of this size, by an
+        eigendecomposition of each).
     aggregate : str, default='barycenter'
         How the members' linearised Gaussians are combined: their 2-Wasserstein 'barycenter' or the
         plain 'average' of means and covariances.
@@ -179,6 +186,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         ntk_scale=0.25,
         w2_interval=4,
         w2_reduction='sum',
+        barycenter_iter=0,
         n_measurement_points=32,
         aggregate='barycenter',
         random_function=False,
@@ -211,6 +219,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         self.ntk_scale = ntk_scale
         self.w2_interval = w2_interval
         self.w2_reduction = w2_reduction
+        self.barycenter_iter = barycenter_iter
         self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate
         self.random_function = random_function
@@ -289,10 +298,17 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
+    barycenter_iter : int, default=0
+        Fixed-point iterations of the barycenter without gradient, from the members' average
+        covariance, before the one differentiable application of the map. 0: that map alone, from
+        the average (the squared W2 within 3.4e-4 relative of the converged barycenter's on the
+        members of real fits, median 1e-5 to 2e-5; 1.7e-3 with ``ntk_scale=1``; each iteration adds
+        an eigendecomposition of the members' matrices; 0 and 3 were level on validation rows). Only
+        with ``aggregate='barycenter'``.
     n_measurement_points : int, default=32
         Size of the measurement set redrawn at every step (each evaluation of the W2's covariance
-        part computes a barycenter of n_estimators covariances of this size, by
-        eigendecompositions).
+        part computes a barycenter of n_estimators covariances of this size, by an
+        eigendecomposition of each).
     aggregate : str, default='barycenter'
         How the members' linearised Gaussians are combined: their 2-Wasserstein 'barycenter' or the
         plain 'average' of means and covariances.
@@ -357,6 +373,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         ntk_scale=0.25,
         w2_interval=4,
         w2_reduction='sum',
+        barycenter_iter=0,
         n_measurement_points=32,
         aggregate='barycenter',
         random_function=False,
@@ -386,6 +403,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         self.ntk_scale = ntk_scale
         self.w2_interval = w2_interval
         self.w2_reduction = w2_reduction
+        self.barycenter_iter = barycenter_iter
         self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate
         self.random_function = random_function

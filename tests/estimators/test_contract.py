@@ -322,7 +322,7 @@ FAMILY_BAD = {
 METHOD_BAD = [("n_mc", 0), ("divergence", "bogus"), ("init_std", 0.0), ("beta", -1.0),
               ("w2_reduction", "bogus"), ("aggregate", "bogus"), ("n_particles", 1),
               ("kl_scale", "bogus"), ("ssge_threshold", 0.0), ("w2_interval", 0),
-              ("w2_interval", 1.5)]
+              ("w2_interval", 1.5), ("barycenter_iter", -1), ("barycenter_iter", 0.5)]
 """Bad values of method-specific parameters, tried on the estimators that have them."""
 REGRESSION_BAD = [("noise_std", -1.0), ("noise_std", "bogus"), ("normalize_y", "yes")]
 FUNCTIONAL_BAD = [

@@ -79,3 +79,15 @@ def test_ntk_scale_none_and_a_float_both_fit():
     for value in (None, 0.25):
         reg = IFBDERegressor(**FAST, ntk_scale=value).fit(X, y)
         assert np.isfinite(reg.predict(X)).all()
+
+
+def test_barycenter_iterations_reach_the_fit_and_change_it_only_slightly():
+    """``barycenter_iter`` reaches the kernel: more fixed-point maps change the W2 the fit
+    reports (not by much: the members' average starts within a few per cent)."""
+    X, y = sine_data()
+    one_map = IFBDERegressor(**FAST).fit(X, y)
+    iterated = IFBDERegressor(**FAST, barycenter_iter=3).fit(X, y)
+    assert IFBDERegressor().barycenter_iter == 0
+    w2, w2_iter = (np.asarray(e.diagnostics_["trace"]["w2"]) for e in (one_map, iterated))
+    assert not np.array_equal(w2, w2_iter)
+    np.testing.assert_allclose(w2, w2_iter, rtol=1e-2)

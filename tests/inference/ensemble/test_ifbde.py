@@ -132,12 +132,61 @@ def test_barycenter_aggregate_is_the_w2_of_the_converged_barycenter():
     B = torch.randn(3, 5, 5, generator=gen, dtype=F64)
     covs = (B @ B.transpose(1, 2) + 0.2 * torch.eye(5, dtype=F64)).unsqueeze(1)
     means = torch.randn(3, 1, 5, generator=gen, dtype=F64)
-    got = ifbde.aggregate_w2(means, covs, draw, "barycenter")
+    got = ifbde.aggregate_w2(means, covs, draw, "barycenter", barycenter_iter=100)
     mean, S = gaussian_barycenter(means[:, 0], covs[:, 0], tol=1e-13, max_iter=500)
     expected = gaussian_w2(mean, S, draw.mean[0], K, squared=True)
     assert float(got) == pytest.approx(float(expected), rel=1e-6)
+    # members this far apart: one map from their average is not yet the barycenter
+    one_map = ifbde.aggregate_w2(means, covs, draw, "barycenter")
+    assert float(one_map) != pytest.approx(float(expected), rel=1e-4)
     average = ifbde.aggregate_w2(means, covs, draw, "average")
     assert float(average) != pytest.approx(float(got), rel=1e-3)  # they do differ
+
+
+def _member_covariances(seed=6, members=5, M=8):
+    """Conditioned NTK covariances of ``members`` randomly initialised 2-16-1 tanh networks,
+    as ifBDE forms them, with the measurement draw."""
+    gen = torch.Generator().manual_seed(seed)
+    net = build_mlp(2, 1, (16,), "tanh")
+    problem = _problem(net, HeteroscedasticGaussianLikelihood())
+    params = init_params(net, members, gen, device=torch.device("cpu"), dtype=F64)
+    draw, _ = _draw(M=M)
+    x = torch.randn(members, 10, 2, generator=gen, dtype=F64)
+    return ifbde.member_covariances(problem, params, x, draw.x, 1, 1.0, NUGGET)[1], draw
+
+
+def test_one_map_from_the_average_is_the_barycenter_of_ifbde_members_to_first_order():
+    """The default (``barycenter_iter=0``): the average of members' covariances of the kind
+    ifBDE forms is within a few per cent of their barycenter, so one fixed-point map from it
+    gives the squared W2 to second order in that distance, and its gradient to first
+    order. Oracles: the converged barycenter's W2 (value), and central differences of it
+    along random symmetric directions (gradient)."""
+    covs, draw = _member_covariances()
+    means = torch.zeros(covs.shape[:-1], dtype=F64)
+    exact = float(ifbde.aggregate_w2(means, covs, draw, "barycenter", barycenter_iter=100))
+    leaf = covs.clone().requires_grad_(True)
+    value = ifbde.aggregate_w2(means, leaf, draw, "barycenter")
+    (grad,) = torch.autograd.grad(value, leaf)
+    assert float(value.detach()) == pytest.approx(exact, rel=1e-4)
+    gen = torch.Generator().manual_seed(7)
+    for _ in range(3):
+        D = torch.randn(covs.shape, generator=gen, dtype=F64)
+        D = 0.5 * (D + D.transpose(-1, -2))
+        h = 1e-5
+        fd = (ifbde.aggregate_w2(means, covs + h * D, draw, "barycenter", barycenter_iter=100)
+              - ifbde.aggregate_w2(means, covs - h * D, draw, "barycenter",
+                                   barycenter_iter=100)) / (2 * h)
+        assert float((grad * D).sum()) == pytest.approx(float(fd), rel=1e-2)
+
+
+def test_the_fixed_point_iterations_converge_to_the_barycenter():
+    covs, draw = _member_covariances()
+    means = torch.zeros(covs.shape[:-1], dtype=F64)
+    exact = float(ifbde.aggregate_w2(means, covs, draw, "barycenter", barycenter_iter=100))
+    errors = [abs(float(ifbde.aggregate_w2(means, covs, draw, "barycenter",
+                                           barycenter_iter=n)) - exact) for n in range(3)]
+    assert errors[0] > errors[1] > errors[2]
+    assert errors[2] < 1e-6 * exact
 
 
 def test_the_regulariser_reaches_every_member():
