@@ -7,7 +7,13 @@ points, for one and eight chains, in float32 (the estimators' default) and float
 prints the median over ``--repeats`` timings of each, in microseconds, and the ratio
 ``torch.tanh / logistic form``.
 
-Usage: python benchmarks/bench_tanh.py [--repeats 7] [--threads 1]
+``--layer`` instead times forward and backward of the default 13-50-1 network (gradients of
+every parameter, float32) with its hidden layer as ``Tanh()`` after ``baddbmm`` (autograd)
+and as the fused node ``skfbnn.nn.fused.linear_tanh``, for several numbers of parameter
+sets and rows, and prints the layer's output size (sets x 50 x rows), both times and
+their difference: what ``skfbnn.nn.functional.FUSE_MIN_ELEMENTS`` is set from.
+
+Usage: python benchmarks/bench_tanh.py [--repeats 7] [--threads 1] [--layer]
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import time
 import numpy as np
 import torch
 
+from skfbnn.nn.fused import linear_tanh
 from skfbnn.nn.mlp import Tanh
 
 
@@ -40,14 +47,48 @@ def forward_backward(act, x: torch.Tensor, grad: torch.Tensor):
     return lambda: torch.autograd.grad(act(leaf), leaf, grad)
 
 
+def network_step(fused: bool, sets: int, rows: int, gen: torch.Generator):
+    """Forward and backward of the 13-50-1 tanh network in the features-by-rows layout."""
+    X = torch.randn(sets, rows, 13, generator=gen)
+    params = [torch.randn(sets, 50, 13, generator=gen), torch.randn(sets, 50, generator=gen),
+              torch.randn(sets, 1, 50, generator=gen), torch.randn(sets, 1, generator=gen)]
+    params = [p.requires_grad_(True) for p in params]
+    grad = torch.randn(sets, rows, 1, generator=gen)
+    act = Tanh()
+
+    def step():
+        w1, b1, w2, b2 = params
+        h = linear_tanh(b1, w1, X.mT) if fused else act(torch.baddbmm(b1.unsqueeze(2), w1,
+                                                                        X.mT))
+        out = torch.baddbmm(b2.unsqueeze(2), w2, h).mT
+        return torch.autograd.grad(out, params, grad)
+
+    return step
+
+
+def layer(repeats: int) -> None:
+    print("sets  rows  elements | Tanh after baddbmm | fused | difference (us)")
+    gen = torch.Generator().manual_seed(0)
+    for sets, rows in ((1, 256), (1, 512), (2, 256), (1, 1024), (4, 256), (8, 256),
+                       (8, 356)):
+        plain, fused = (microseconds(network_step(f, sets, rows, gen), repeats)
+                        for f in (False, True))
+        print(f"{sets:4d} {rows:5d} {sets * 50 * rows:9d} | {plain:18.1f} | {fused:5.1f} | "
+              f"{plain - fused:+.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--layer", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"{args.threads} thread(s), repeats={args.repeats}")
+    if args.layer:
+        layer(args.repeats)
+        return
     print("dtype    chains | torch.tanh fwd  fwd+bwd | logistic fwd  fwd+bwd | ratio fwd  fwd+bwd")
     gen = torch.Generator().manual_seed(0)
     for dtype in (torch.float32, torch.float64):

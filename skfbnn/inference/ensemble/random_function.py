@@ -27,7 +27,7 @@ The term lives in the members' parameter dictionaries, under reserved keys
 mask. The update rule never moves them, the held-out monitor, the fitted
 :class:`~skfbnn.posterior.Ensemble` and pickles carry them with the members, and
 :func:`randomized` turns a network's ``forward`` into that of ``f~``. ``g`` is a
-forward-mode Jacobian-vector product (:func:`torch.func.jvp`) batched over members,
+forward-mode Jacobian-vector product (:mod:`torch.autograd.forward_ad`) batched over members,
 so the Jacobian is never formed.
 """
 
@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 import torch
 from torch import Tensor, nn
-from torch.func import jvp
+from torch.autograd import forward_ad
 
 from ...nn.functional import Params
 
@@ -114,16 +114,18 @@ def split(params: Params) -> tuple[Params, Params]:
 def offset(forward: Forward, params: Params, X: Tensor) -> Tensor | None:
     """``g(X) = J(X; w_0) w*`` per member, ``(C, n, n_out)``; None without the term.
 
-    One :func:`torch.func.jvp` of the batched ``forward`` at ``w_0`` in the direction
-    ``w*`` (``X`` shared ``(n, d)`` or per member ``(C, n, d)``). Not differentiated:
-    the term is a constant of training.
+    One forward-mode pass (:mod:`torch.autograd.forward_ad`) of the batched ``forward`` at
+    ``w_0`` in the direction ``w*`` (``X`` shared ``(n, d)`` or per member ``(C, n, d)``).
+    Not differentiated: the term is a constant of training.
     """
     if _MASK not in params:
         return None
     w0 = {k[len(_INIT):]: v.detach() for k, v in params.items() if k.startswith(_INIT)}
     tangent = {k: params[_DIRECTION + k].detach() for k in w0}
     X = X.detach()
-    _, g = jvp(lambda p: forward(p, X), (w0,), (tangent,))
+    with forward_ad.dual_level():
+        dual = {k: forward_ad.make_dual(v, tangent[k]) for k, v in w0.items()}
+        g = forward_ad.unpack_dual(forward(dual, X)).tangent
     return g * params[_MASK].detach().unsqueeze(1).to(g.dtype)
 
 
