@@ -2,9 +2,10 @@
 
 ``linear_tanh(b, w, h) = tanh(w h + b)`` for ``B`` parameter sets in the features-by-rows
 layout of :func:`skfbnn.nn.functional.make_forward` (``w (B, out, in)``, ``b (B, out)``,
-``h (B, in, n)``, result ``(B, out, n)``). Autograd would store ``w h + b`` and its doubled
-copy for the activation's backward and form the weight gradient as
-``(B, out, n) x (B, n, in)``; this node keeps only the output ``t`` and its input, computes
+``h (B, in, n)``, result ``(B, out, n)``). Autograd would allocate four intermediate copies
+of the activations (``z``, ``2z``, the sigmoid and its double), run three element-wise
+kernels each way, and form the weight gradient as ``(B, out, n) x (B, n, in)``; this node
+keeps only the output ``t`` and its input, computes
 ``tanh`` as ``2 sigmoid(2z) - 1`` in place (as :class:`skfbnn.nn.mlp.Tanh`), and takes the
 backward as ``g (1 - t^2)`` and the weight gradient as the transpose of
 ``(B, in, n) x (B, n, out)``, the faster product when ``in`` is small (the first layer).
