@@ -12,7 +12,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
-from .fused import linear_tanh
+from .fused import linear_tanh, tanh_readout
 
 __all__ = ["Params", "init_params", "make_forward", "n_batch", "index_params"]
 
@@ -87,7 +87,8 @@ its gain grows from 14 us at 12 800 elements to 37-39 us at 51 200
 
 def _batched_mlp_forward(module: nn.Sequential) -> Callable[[Params, Tensor], Tensor]:
     # [weight name, bias name, the tanh that follows it or None]; a Linear followed by a
-    # tanh is one fused node on large enough layers (FUSE_MIN_ELEMENTS).
+    # tanh is one fused node on large enough layers (FUSE_MIN_ELEMENTS), together with the
+    # Linear after it when no activation follows that one (the readout).
     plan: list = []
     for i, layer in enumerate(module):
         if isinstance(layer, nn.Linear):
@@ -105,13 +106,21 @@ def _batched_mlp_forward(module: nn.Sequential) -> Callable[[Params, Tensor], Te
         # most of all the readout (a batched matrix-vector product otherwise).
         n_sets = next(iter(params.values())).shape[0]
         h = X.mT.expand(n_sets, *X.mT.shape) if X.dim() == 2 else X.mT
-        for step in plan:
+        i = 0
+        while i < len(plan):
+            step = plan[i]
+            i += 1
             if not isinstance(step, list):
                 h = step(h)
                 continue
             w, b = params[step[0]], params[step[1]]
             if step[2] is not None and n_sets * w.shape[1] * h.shape[-1] >= FUSE_MIN_ELEMENTS:
-                h = linear_tanh(b, w, h)
+                after = plan[i] if i < len(plan) else None
+                if isinstance(after, list) and after[2] is None:  # a linear layer next
+                    h = tanh_readout(b, w, h, params[after[1]], params[after[0]])
+                    i += 1
+                else:
+                    h = linear_tanh(b, w, h)
             else:
                 h = torch.baddbmm(b.unsqueeze(2), w, h)
                 h = h if step[2] is None else step[2](h)

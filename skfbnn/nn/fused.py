@@ -25,7 +25,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-__all__ = ["linear_tanh"]
+__all__ = ["linear_tanh", "tanh_readout"]
 
 
 class _LinearTanh(torch.autograd.Function):
@@ -75,3 +75,89 @@ def linear_tanh(b: Tensor, w: Tensor, h: Tensor) -> Tensor:
     True
     """
     return _LinearTanh.apply(b, w, h)
+
+
+class _TanhReadout(torch.autograd.Function):
+    # A hidden tanh layer and the linear layer after it, with the tanh's affine part
+    # folded into that layer: for t = 2 s - 1 and s = sigmoid(2 z),
+    # w2 t + b2 = (2 w2) s + (b2 - w2 1). The hidden activations are s, one in-place
+    # sigmoid on the doubled product; the node returns s as a second output so that
+    # second derivatives flow through it (a saved output is differentiable, a saved
+    # intermediate would not be).
+
+    @staticmethod
+    def forward(ctx, b1: Tensor, w1: Tensor, h: Tensor, b2: Tensor, w2: Tensor):
+        s = torch.baddbmm(b1.unsqueeze(-1), w1, h, beta=2, alpha=2).sigmoid_()
+        out = torch.baddbmm((b2 - w2.sum(-1)).unsqueeze(-1), w2, s, alpha=2)
+        ctx.set_materialize_grads(False)  # grad_s is None unless something used s
+        ctx.save_for_backward(w1, h, w2, s)
+        ctx.save_for_forward(w1, h, w2, s)
+        return out, s
+
+    @staticmethod
+    def backward(ctx, grad: Tensor | None, grad_s: Tensor | None):
+        # Undefined gradients come as None (set_materialize_grads(False)): grad_s is None
+        # unless a second derivative flows through s.
+        w1, h, w2, s = ctx.saved_tensors
+        need_b1, need_w1, need_h, need_b2, need_w2 = ctx.needs_input_grad
+        gz = None
+        if grad is not None:
+            # d out / d s = 2 w2 and d s / d z = 2 s (1 - s): the readout's gradient times
+            # 4. A one-unit readout's is an outer product, cheaper broadcast than by bmm.
+            back = w2.mT * grad if w2.shape[1] == 1 else torch.bmm(w2.mT, grad)
+            gz = torch.ops.aten.sigmoid_backward(back, s).mul_(4)
+        if grad_s is not None:
+            gz_s = 2 * torch.ops.aten.sigmoid_backward(grad_s, s)
+            gz = gz_s if gz is None else gz + gz_s
+        gb2 = gw2 = None
+        if grad is not None:
+            gb2 = grad.sum(-1) if need_b2 else None
+            if need_w2:  # 2 grad s^T - grad 1^T, the gradient of w2 t
+                gw2 = torch.baddbmm(-grad.sum(-1, keepdim=True), grad, s.mT, alpha=2)
+        if gz is None:
+            return None, None, None, gb2, gw2
+        return (gz.sum(-1) if need_b1 else None,
+                torch.bmm(h, gz.mT).mT.contiguous() if need_w1 else None,
+                torch.bmm(w1.mT, gz) if need_h else None,
+                gb2, gw2)
+
+    @staticmethod
+    def jvp(ctx, db1, dw1, dh, db2, dw2):
+        w1, h, w2, s = ctx.saved_tensors
+        dz = torch.zeros_like(s)
+        if db1 is not None:
+            dz = dz + db1.unsqueeze(-1)
+        if dw1 is not None:
+            dz = dz + torch.bmm(dw1, h)
+        if dh is not None:
+            dz = dz + torch.bmm(w1, dh)
+        ds = 2 * torch.ops.aten.sigmoid_backward(dz, s)
+        dout = 2 * torch.bmm(w2, ds)
+        if dw2 is not None:
+            dout = dout + 2 * torch.bmm(dw2, s) - dw2.sum(-1, keepdim=True)
+        if db2 is not None:
+            dout = dout + db2.unsqueeze(-1)
+        return dout, ds
+
+
+def tanh_readout(b1: Tensor, w1: Tensor, h: Tensor, b2: Tensor, w2: Tensor) -> Tensor:
+    """``w2 tanh(w1 h + b1) + b2`` for ``w1 (B, hidden, in)``, ``b1 (B, hidden)``,
+    ``h (B, in, n)``, ``w2 (B, out, hidden)``, ``b2 (B, out)``; result ``(B, out, n)``.
+
+    A hidden tanh layer and the linear layer after it as one node: the tanh's
+    ``2 sigmoid(2 z) - 1`` is folded into the second layer's weights and bias, which
+    saves two passes over the hidden activations forward, and the backward takes one
+    kernel for the hidden layer (``sigmoid_backward``) and a broadcast instead of a
+    batched product for a one-unit readout.
+
+    Examples
+    --------
+    >>> import torch
+    >>> b1, w1, h = torch.randn(2, 3), torch.randn(2, 3, 4), torch.randn(2, 4, 5)
+    >>> b2, w2 = torch.randn(2, 1), torch.randn(2, 1, 3)
+    >>> hidden = torch.tanh(torch.baddbmm(b1.unsqueeze(-1), w1, h))
+    >>> expected = torch.baddbmm(b2.unsqueeze(-1), w2, hidden)
+    >>> bool((tanh_readout(b1, w1, h, b2, w2) - expected).abs().max() < 1e-5)
+    True
+    """
+    return _TanhReadout.apply(b1, w1, h, b2, w2)[0]
