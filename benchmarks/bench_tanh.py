@@ -8,10 +8,12 @@ prints the median over ``--repeats`` timings of each, in microseconds, and the r
 ``torch.tanh / logistic form``.
 
 ``--layer`` instead times forward and backward of the default 13-50-1 network (gradients of
-every parameter, float32) with its hidden layer as ``Tanh()`` after ``baddbmm`` (autograd)
-and as the fused node ``skfbnn.nn.fused.linear_tanh``, for several numbers of parameter
-sets and rows, and prints the layer's output size (sets x 50 x rows), both times and
-their difference: what ``skfbnn.nn.functional.FUSE_MIN_ELEMENTS`` is set from.
+every parameter, float32) with its hidden layer as ``Tanh()`` after ``baddbmm`` (autograd),
+as the fused node ``skfbnn.nn.fused.linear_tanh`` before the readout's ``baddbmm``, and with
+hidden layer and readout as the one node ``skfbnn.nn.fused.tanh_readout``, for several
+numbers of parameter sets and rows, and prints the layer's output size (sets x 50 x rows),
+the three times and the savings of the nodes: what
+``skfbnn.nn.functional.FUSE_MIN_ELEMENTS`` is set from.
 
 Usage: python benchmarks/bench_tanh.py [--repeats 7] [--threads 1] [--layer]
 """
@@ -25,7 +27,7 @@ import time
 import numpy as np
 import torch
 
-from skfbnn.nn.fused import linear_tanh
+from skfbnn.nn.fused import linear_tanh, tanh_readout
 from skfbnn.nn.mlp import Tanh
 
 
@@ -47,8 +49,9 @@ def forward_backward(act, x: torch.Tensor, grad: torch.Tensor):
     return lambda: torch.autograd.grad(act(leaf), leaf, grad)
 
 
-def network_step(fused: bool, sets: int, rows: int, gen: torch.Generator):
-    """Forward and backward of the 13-50-1 tanh network in the features-by-rows layout."""
+def network_step(mode: str, sets: int, rows: int, gen: torch.Generator):
+    """Forward and backward of the 13-50-1 tanh network in the features-by-rows layout;
+    ``mode`` is ``"autograd"``, ``"linear_tanh"`` or ``"tanh_readout"``."""
     X = torch.randn(sets, rows, 13, generator=gen)
     params = [torch.randn(sets, 50, 13, generator=gen), torch.randn(sets, 50, generator=gen),
               torch.randn(sets, 1, 50, generator=gen), torch.randn(sets, 1, generator=gen)]
@@ -58,23 +61,27 @@ def network_step(fused: bool, sets: int, rows: int, gen: torch.Generator):
 
     def step():
         w1, b1, w2, b2 = params
-        h = linear_tanh(b1, w1, X.mT) if fused else act(torch.baddbmm(b1.unsqueeze(2), w1,
-                                                                        X.mT))
-        out = torch.baddbmm(b2.unsqueeze(2), w2, h).mT
+        if mode == "tanh_readout":
+            out = tanh_readout(b1, w1, X.mT, b2, w2).mT
+        else:
+            h = linear_tanh(b1, w1, X.mT) if mode == "linear_tanh" else \
+                act(torch.baddbmm(b1.unsqueeze(2), w1, X.mT))
+            out = torch.baddbmm(b2.unsqueeze(2), w2, h).mT
         return torch.autograd.grad(out, params, grad)
 
     return step
 
 
 def layer(repeats: int) -> None:
-    print("sets  rows  elements | Tanh after baddbmm | fused | difference (us)")
+    print("sets  rows  elements | Tanh after baddbmm | linear_tanh | tanh_readout | "
+          "saved by linear_tanh, tanh_readout (us)")
     gen = torch.Generator().manual_seed(0)
     for sets, rows in ((1, 256), (1, 512), (2, 256), (1, 1024), (4, 256), (8, 256),
                        (8, 356)):
-        plain, fused = (microseconds(network_step(f, sets, rows, gen), repeats)
-                        for f in (False, True))
-        print(f"{sets:4d} {rows:5d} {sets * 50 * rows:9d} | {plain:18.1f} | {fused:5.1f} | "
-              f"{plain - fused:+.1f}")
+        plain, fused, readout = (microseconds(network_step(m, sets, rows, gen), repeats)
+                                 for m in ("autograd", "linear_tanh", "tanh_readout"))
+        print(f"{sets:4d} {rows:5d} {sets * 50 * rows:9d} | {plain:18.1f} | {fused:11.1f} | "
+              f"{readout:12.1f} | {plain - fused:+.1f}, {plain - readout:+.1f}")
 
 
 def main() -> None:

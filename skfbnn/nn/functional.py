@@ -76,13 +76,13 @@ _ELEMENTWISE = (nn.Identity, nn.ReLU, nn.Tanh, nn.Sigmoid, nn.GELU, nn.SiLU)
 
 
 FUSE_MIN_ELEMENTS = 32768
-"""Smallest layer output (parameter sets x units x rows) evaluated by the fused linear + tanh
-node (:func:`.fused.linear_tanh`). The node saves arithmetic but costs about 20 us of Python
-per step: a whole one-chain SGLD step on 256 rows (12 800 elements) took 0.642 ms with it and
-0.622 without, one with eight chains (102 400) 0.889 and 0.924
-(``benchmarks/bench_fused.py``); in isolation (forward and backward of the 13-50-1 network)
-its gain grows from 14 us at 12 800 elements to 37-39 us at 51 200
-(``benchmarks/bench_tanh.py --layer``)."""
+"""Smallest layer output (parameter sets x units x rows) evaluated by the fused nodes
+(:func:`.fused.linear_tanh`, and :func:`.fused.tanh_readout` for a tanh layer with a linear
+layer after it). A node saves arithmetic but costs about 20 us of Python per step: a whole
+one-chain SGLD step on 256 rows (12 800 elements) took 0.640 ms with both nodes and 0.629
+without, one with eight chains (102 400) 0.884 and 0.934 (``benchmarks/bench_fused.py``);
+in isolation (forward and backward of the 13-50-1 network) their gain grows from 12 us at
+12 800 elements to 50 us at 51 200 (``benchmarks/bench_tanh.py --layer``)."""
 
 
 def _batched_mlp_forward(module: nn.Sequential) -> Callable[[Params, Tensor], Tensor]:

@@ -1,4 +1,4 @@
-"""A batched linear layer and its tanh as one autograd node.
+"""Batched tanh layers as single autograd nodes.
 
 ``linear_tanh(b, w, h) = tanh(w h + b)`` for ``B`` parameter sets in the features-by-rows
 layout of :func:`skfbnn.nn.functional.make_forward` (``w (B, out, in)``, ``b (B, out)``,
@@ -10,14 +10,23 @@ keeps only the output ``t`` and its input, computes
 backward as ``g (1 - t^2)`` and the weight gradient as the transpose of
 ``(B, in, n) x (B, n, out)``, the faster product when ``in`` is small (the first layer).
 Forward and backward of the default 13-50-1 network with eight chains on 356 rows:
-0.34 ms instead of 0.52 (``benchmarks/bench_tanh.py --layer``). Used by
-:func:`skfbnn.nn.functional.make_forward` on layers of at least
-:data:`~skfbnn.nn.functional.FUSE_MIN_ELEMENTS` output elements.
+0.34 ms instead of 0.52 (``benchmarks/bench_tanh.py --layer``).
 
-The backward is built from differentiable operations, so second derivatives
-(Hessian-vector products) work, and a forward-mode rule makes
-``torch.autograd.forward_ad`` work (not ``torch.func`` transforms, which need the
-slower ``setup_context`` form of the node).
+``tanh_readout(b1, w1, h, b2, w2) = w2 tanh(w1 h + b1) + b2`` goes one layer further: a
+tanh layer and the linear layer after it (the readout of the default network). The tanh's
+affine part is folded into the second layer, ``w2 (2 s - 1) + b2 = (2 w2) s + (b2 - w2 1)``
+with ``s = sigmoid(2 z)``, so the hidden activations take one pass (the in-place sigmoid)
+instead of three, and the backward one kernel (``sigmoid_backward``); a one-unit readout's
+gradient with respect to the activations is a broadcast instead of a batched product.
+
+:func:`skfbnn.nn.functional.make_forward` uses ``tanh_readout`` for a tanh layer followed by
+a linear layer without activation and ``linear_tanh`` for any other tanh layer, on layers of
+at least :data:`~skfbnn.nn.functional.FUSE_MIN_ELEMENTS` output elements.
+
+The backwards are built from differentiable operations, so second derivatives
+(Hessian-vector products) work, and forward-mode rules make ``torch.autograd.forward_ad``
+work (not ``torch.func`` transforms, which need the slower ``setup_context`` form of a
+node).
 """
 
 from __future__ import annotations
