@@ -60,17 +60,6 @@ def test_no_gradient_is_formed_for_inputs_that_do_not_need_one():
     assert grad.shape == w.shape
 
 
-def test_forward_mode_equals_the_jvp_of_the_unfused_layer():
-    primals = _inputs()
-    gen = torch.Generator().manual_seed(2)
-    tangents = [torch.randn(t.shape, generator=gen, dtype=F64) for t in primals]
-    _, expected = torch.func.jvp(_reference, primals, tuple(tangents))
-    with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents, strict=True)]
-        got = forward_ad.unpack_dual(linear_tanh(*duals)).tangent
-    torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
-
-
 def _readout_inputs(B=3, hidden=4, d=2, n=5, out=1, seed=0, dtype=F64, shared=False):
     b1, w1, h = _inputs(B, hidden, d, n, seed, dtype, shared)
     gen = torch.Generator().manual_seed(seed + 10)
@@ -129,15 +118,18 @@ def test_readout_hessian_vector_product_equals_the_unfused_one():
         torch.testing.assert_close(g, e, rtol=1e-11, atol=1e-11)
 
 
-@pytest.mark.parametrize("out", [1, 3])
-def test_readout_forward_mode_equals_the_jvp_of_the_unfused_layers(out):
-    primals = _readout_inputs(out=out)
+@pytest.mark.parametrize("node,inputs,reference", [
+    (linear_tanh, _inputs(), _reference),
+    (tanh_readout, _readout_inputs(out=1), _readout_reference),
+    (tanh_readout, _readout_inputs(out=3), _readout_reference),
+], ids=["linear_tanh", "tanh_readout-1", "tanh_readout-3"])
+def test_forward_mode_equals_the_jvp_of_the_unfused_layers(node, inputs, reference):
     gen = torch.Generator().manual_seed(2)
-    tangents = [torch.randn(t.shape, generator=gen, dtype=F64) for t in primals]
-    _, expected = torch.func.jvp(_readout_reference, primals, tuple(tangents))
+    tangents = [torch.randn(t.shape, generator=gen, dtype=F64) for t in inputs]
+    _, expected = torch.func.jvp(reference, inputs, tuple(tangents))
     with forward_ad.dual_level():
-        duals = [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents, strict=True)]
-        got = forward_ad.unpack_dual(tanh_readout(*duals)).tangent
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(inputs, tangents, strict=True)]
+        got = forward_ad.unpack_dual(node(*duals)).tangent
     torch.testing.assert_close(got, expected, rtol=1e-12, atol=1e-12)
 
 
