@@ -24,9 +24,11 @@ Usage: python examples/plot_extrapolation.py [--out docs/images/extrapolation.pn
        python examples/plot_extrapolation.py --only "Deep ensemble" ifBDE \
            --set anchored=True prior_std=1.0
        python examples/plot_extrapolation.py --only BBB "Deep ensemble" --defaults
+       python examples/plot_extrapolation.py --only "exact GP" ifBDE --data-seed 3
        (``--only``: these models, printed, no figure; ``--set``: parameters of every model
        fitted, values read as Python literals, e.g. ``prior_std=None``; ``--defaults``: BBB
-       and the deep ensemble at their estimator defaults)
+       and the deep ensemble at their estimator defaults; ``--data-seed``: another draw of
+       the 20 points)
 """
 
 from __future__ import annotations
@@ -117,11 +119,13 @@ def main() -> None:
     parser.add_argument("--defaults", action="store_true",
                         help="BBB and the deep ensemble at their estimator defaults instead of "
                              "the template issue's 2 x 100 set-up")
+    parser.add_argument("--data-seed", type=int, default=0,
+                        help="seed of the 20 noisy points (the figure: 0)")
     args = parser.parse_args()
     if args.defaults:
         MODELS["BBB"] = BBBRegressor(random_state=0)
         MODELS["Deep ensemble"] = DeepEnsembleRegressor(random_state=0)
-    X, y = make_oscillation(20, noise_std=0.5, random_state=0)
+    X, y = make_oscillation(20, noise_std=0.5, random_state=args.data_seed)
     grid = np.linspace(-1, 1, 400)[:, None]
     x = grid.ravel()
     data = ((np.abs(x) >= 0.25) & (np.abs(x) <= 0.75))
