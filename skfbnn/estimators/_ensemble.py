@@ -51,7 +51,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         Fraction of the training rows each member holds out (its own random subset); the member's
         parameters with the best held-out log-likelihood, scored 50 times over the run, are kept. 0
         trains every member on all rows to the end.
-    n_iter : int, default=2000
+    n_iter : int, default=10000
         Optimisation steps (Adam), at least (see ``min_epochs``).
     min_epochs : int, default=100
         Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
@@ -117,7 +117,7 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
         normalize_y=True,
         n_estimators=5,
         validation_fraction=0.1,
-        n_iter=2000,
+        n_iter=10000,
         min_epochs=100,
         learning_rate=0.003,
         batch_size=64,
@@ -173,7 +173,7 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         Fraction of the training rows each member holds out (its own random subset); the member's
         parameters with the best held-out log-likelihood, scored 50 times over the run, are kept. 0
         trains every member on all rows to the end.
-    n_iter : int, default=2000
+    n_iter : int, default=10000
         Optimisation steps (Adam), at least (see ``min_epochs``).
     min_epochs : int, default=100
         Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
@@ -220,7 +220,7 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
         verbose=0,
         n_estimators=5,
         validation_fraction=0.1,
-        n_iter=2000,
+        n_iter=10000,
         min_epochs=100,
         learning_rate=0.003,
         batch_size=64,

@@ -277,7 +277,7 @@ ENSEMBLE = (
           "Fraction of the training rows each member holds out (its own random subset); "
           "the member's parameters with the best held-out log-likelihood, scored 50 "
           "times over the run, are kept. 0 trains every member on all rows to the end."),
-    *_optimisation(n_iter=2000, learning_rate=3e-3, min_epochs=100),
+    *_optimisation(n_iter=10000, learning_rate=3e-3, min_epochs=100),
 )
 
 
