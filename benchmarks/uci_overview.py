@@ -37,8 +37,8 @@ CURRENT = {
     "BBB": ("uci_vi_ensemble/*.csv", "bbb"),
     "fBNN": ("uci_functional_vi/fbnn-*.csv", "fbnn"),
     "ifBNN": ("uci_ifbnn_lazy/*.csv", "ifbnn"),
-    "deep ensemble": ("uci_ensemble_v2/*.csv", "ensemble"),
-    "ifBDE": ("uci_ifbde_v4/*.csv", "ifbde"),
+    "deep ensemble": ("uci_ensemble_v3/*.csv", "ensemble"),
+    "ifBDE": ("uci_ifbde_v5/*.csv", "ifbde"),
 }
 FAMILY = {"SGLD": "SG-MCMC", "fSGLD": "SG-MCMC", "SGHMC": "SG-MCMC", "fSGHMC": "SG-MCMC",
           "pCN": "MH", "pCNL": "MH", "BBB": "VI", "fBNN": "VI", "ifBNN": "VI",

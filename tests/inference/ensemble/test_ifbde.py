@@ -332,7 +332,7 @@ def _lazy_run(interval, n_steps, monkeypatch=None, seed=9):
     problem = _problem(net, HeteroscedasticGaussianLikelihood())
     params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
     transform = ifbde.build(problem, learning_rate=lambda t: 1e-2, prior_std=1.0,
-                            w2_interval=interval)
+                            w2_interval=interval, beta=1.0)
     states, infos, batches = [transform.init(params)], [], []
     draw, _ = _draw()
     for _ in range(n_steps):
