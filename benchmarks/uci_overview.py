@@ -34,7 +34,7 @@ CURRENT = {
     "fSGHMC": ("uci_v11/*.csv", "fsghmc"),
     "pCN": ("uci_mh_v3/pcn-*.csv", "pcn"),
     "pCNL": ("uci_mh_v3/pcnl-*.csv", "pcnl"),
-    "BBB": ("uci_vi_ensemble/*.csv", "bbb"),
+    "BBB": ("uci_bbb_v2/*.csv", "bbb"),
     "fBNN": ("uci_functional_vi/fbnn-*.csv", "fbnn"),
     "ifBNN": ("uci_ifbnn_lazy/*.csv", "ifbnn"),
     "deep ensemble": ("uci_ensemble_v3/*.csv", "ensemble"),

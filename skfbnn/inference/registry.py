@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from .ensemble import deep_ensemble, ifbde
+from .families import FAMILIES
 from .mh import mala, pcn, pcnl
 from .sgmcmc import sghmc, sgld
 from .vi import bbb, fbnn, ifbnn
@@ -40,8 +41,11 @@ class MethodSpec(NamedTuple):
 
     @property
     def hyper(self) -> tuple[str, ...]:
-        """Names of the module's own hyperparameters."""
-        return tuple(p.name for p in self.module.HYPER)
+        """Names of the module's own hyperparameters that ``build`` takes: every ``HYPER``
+        entry but a method's own default of a run-policy (family) parameter, such as BBB's
+        ``n_iter``, which goes to the run."""
+        policy = {p.name for p in FAMILIES[self.family].params}
+        return tuple(p.name for p in self.module.HYPER if p.name not in policy)
 
     @property
     def architecture(self) -> dict:

@@ -80,6 +80,19 @@ def test_min_epochs_sets_the_run_length(regression_data):
     assert est.diagnostics_["objective"].shape == (35, 3)
 
 
+def test_a_method_default_of_the_run_length_reaches_the_run(regression_data):
+    """BBB's own n_iter default (20 000) replaces the optimisation family's (10 000, which
+    fBNN and ifBNN keep); set or not, it sets the run length, and build never sees it."""
+    assert skfbnn.BBBRegressor().n_iter == skfbnn.BBBClassifier().n_iter == 20000
+    assert skfbnn.FBNNRegressor().n_iter == skfbnn.IFBNNRegressor().n_iter == 10000
+    X, y = regression_data  # 40 rows, full batch: one step per epoch
+    est = make(skfbnn.BBBRegressor, n_iter=12, batch_size=64).fit(X, y)
+    assert est.diagnostics_["objective"].shape[0] == 12
+    generic = skfbnn.BayesianNetRegressor(method="bbb", random_state=0, method_params={
+        "n_iter": 9, "batch_size": 64, "n_samples": 4}).fit(X, y)
+    assert generic.diagnostics_["objective"].shape[0] == 9
+
+
 def test_ensemble_with_fixed_noise_has_no_heads(regression_data):
     X, y = regression_data
     est = fitted(skfbnn.DeepEnsembleRegressor, X, y, noise_std=0.5)
