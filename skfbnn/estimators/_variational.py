@@ -43,6 +43,12 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         head per member.
     normalize_y : bool, default=True
         Standardise the targets internally; every output is in original units.
+    validation_fraction : float, default=0.0
+        Regression with a learned noise: the fraction of the training rows held out of the run;
+        afterwards the noise std is raised to the value under which the predictive (``n_samples``
+        draws plus the noise) scores those rows best, if that is larger than the one learned. 0
+        trains on all rows and keeps the noise learned with the weights. Classification and a fixed
+        ``noise_std`` ignore it and train on all rows.
     n_iter : int, default=20000
         Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for Bayes by backprop,
         twice the optimisation family's (which fBNN and ifBNN keep): the best mean rank among 10
@@ -109,6 +115,7 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         verbose=0,
         noise_std='learn',
         normalize_y=True,
+        validation_fraction=0.0,
         n_iter=20000,
         min_epochs=0,
         learning_rate=0.003,
@@ -128,6 +135,7 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         self.verbose = verbose
         self.noise_std = noise_std
         self.normalize_y = normalize_y
+        self.validation_fraction = validation_fraction
         self.n_iter = n_iter
         self.min_epochs = min_epochs
         self.learning_rate = learning_rate
@@ -164,6 +172,12 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
     verbose : int, default=0
         0: silent; 1: progress bar with the running log posterior (samplers) or objective
         (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    validation_fraction : float, default=0.0
+        Regression with a learned noise: the fraction of the training rows held out of the run;
+        afterwards the noise std is raised to the value under which the predictive (``n_samples``
+        draws plus the noise) scores those rows best, if that is larger than the one learned. 0
+        trains on all rows and keeps the noise learned with the weights. Classification and a fixed
+        ``noise_std`` ignore it and train on all rows.
     n_iter : int, default=20000
         Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for Bayes by backprop,
         twice the optimisation family's (which fBNN and ifBNN keep): the best mean rank among 10
@@ -214,6 +228,7 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
         device='auto',
         dtype='float32',
         verbose=0,
+        validation_fraction=0.0,
         n_iter=20000,
         min_epochs=0,
         learning_rate=0.003,
@@ -231,6 +246,7 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
         self.device = device
         self.dtype = dtype
         self.verbose = verbose
+        self.validation_fraction = validation_fraction
         self.n_iter = n_iter
         self.min_epochs = min_epochs
         self.learning_rate = learning_rate

@@ -29,6 +29,7 @@ from .schedules import SCHEDULES, make_schedule
 from .sgmcmc.curvature import cap_hook
 from .sgmcmc.diffusions import update_step
 from .types import Schedule
+from .vi.meanfield import calibrate_noise, held_out_noise_param
 
 __all__ = ["Family", "FAMILIES",
            "lr_schedule", "optimisation_steps", "sampler_batch", "sampler_lengths"]
@@ -266,6 +267,7 @@ def _optimisation(
 
 
 OPTIMISATION = (
+    held_out_noise_param(0.0),
     *_optimisation(n_iter=10000, learning_rate=3e-3),
     count_param("n_samples", 100,
                 "Posterior draws fixed at fit time and used for every prediction."),
@@ -337,6 +339,20 @@ def _run_ensemble(transform, params, X, y, gen, hyper, problem=None, **kwargs) -
     return result._replace(state=result.state._replace(params=monitor.best))
 
 
+def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:
+    """The optimiser run; with ``validation_fraction`` (regression with a learned noise)
+    the held-out rows then raise the noise of the final ``q`` where they call for more."""
+    fraction = hyper.get("validation_fraction", 0.0)
+    learned = getattr(getattr(problem, "likelihood", None), "learned", False)
+    if not fraction or not learned:
+        return _run_optimiser(transform, params, X, y, gen, hyper, **kwargs)
+    held_out, pool = split_rows(len(X), 1, fraction, gen, X.device)
+    result = _run_optimiser(transform, params, X, y, gen, hyper, pool=pool, **kwargs)
+    state = calibrate_noise(result.state, problem, X[held_out], y[held_out], gen,
+                            hyper["n_samples"])
+    return result._replace(state=state)
+
+
 def _run_optimiser(transform, params, X, y, gen, hyper, problem=None, pool=None,
                    **kwargs) -> RunResult:
     return run(transform, params, X, y, gen, n_steps=optimisation_steps(hyper, len(X)), pool=pool,
@@ -346,7 +362,7 @@ def _run_optimiser(transform, params, X, y, gen, hyper, problem=None, pool=None,
 FAMILIES: dict[str, Family] = {
     "sampler": Family(SAMPLING, lambda h: h["n_chains"], _sampler_kwargs, _run_sampler,
                       "step_size", _n_steps, _summarize_sampler),
-    "optimization": Family(OPTIMISATION, lambda h: 1, _optimiser_kwargs, _run_optimiser,
+    "optimization": Family(OPTIMISATION, lambda h: 1, _optimiser_kwargs, _run_variational,
                            "learning_rate", optimisation_steps),
     "ensemble": Family(ENSEMBLE, lambda h: h["n_estimators"], _optimiser_kwargs,
                        _run_ensemble, "learning_rate", optimisation_steps),

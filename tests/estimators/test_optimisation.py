@@ -81,10 +81,15 @@ def test_min_epochs_sets_the_run_length(regression_data):
 
 
 def test_a_method_default_of_the_run_length_reaches_the_run(regression_data):
-    """BBB's own n_iter default (20 000) replaces the optimisation family's (10 000, which
-    fBNN and ifBNN keep); set or not, it sets the run length, and build never sees it."""
+    """BBB's and ifBNN's own n_iter default (20 000) replaces the optimisation family's
+    (10 000, which fBNN keeps); set or not, it sets the run length, and build never sees it.
+    Likewise fBNN's and ifBNN's validation_fraction (0.2) replaces the family's 0."""
     assert skfbnn.BBBRegressor().n_iter == skfbnn.BBBClassifier().n_iter == 20000
-    assert skfbnn.FBNNRegressor().n_iter == skfbnn.IFBNNRegressor().n_iter == 10000
+    assert skfbnn.IFBNNRegressor().n_iter == skfbnn.IFBNNClassifier().n_iter == 20000
+    assert skfbnn.FBNNRegressor().n_iter == 10000
+    assert skfbnn.BBBRegressor().validation_fraction == 0.0
+    assert skfbnn.FBNNRegressor().validation_fraction == 0.2
+    assert skfbnn.IFBNNRegressor().validation_fraction == 0.2
     X, y = regression_data  # 40 rows, full batch: one step per epoch
     est = make(skfbnn.BBBRegressor, n_iter=12, batch_size=64).fit(X, y)
     assert est.diagnostics_["objective"].shape[0] == 12
@@ -148,3 +153,23 @@ def test_ensemble_with_held_out_rows(cls, data):
     assert np.isfinite(out(a)).all()
     assert_array_equal(out(a), out(b))  # deterministic
     assert not np.array_equal(out(a), out(plain))
+
+
+MEAN_FIELD = [c for c in OPTIMISERS if family_of(c) == "optimization"]
+
+
+@pytest.mark.parametrize("cls", MEAN_FIELD, ids=ids(MEAN_FIELD))
+def test_variational_held_out_rows_set_only_a_learned_regression_noise(cls, data):
+    """``validation_fraction`` changes a regressor with a learned noise (deterministically)
+    and nothing else: a classifier and a fixed ``noise_std`` train on all rows as before."""
+    X, y = data
+    held = make(cls, validation_fraction=0.25).fit(X, y)
+    plain = fitted(cls, X, y)
+    if hasattr(held, "predict_proba"):
+        assert_array_equal(held.predict_proba(X), plain.predict_proba(X))
+        return
+    noise = lambda e: e.predict_draws(X)[1]  # noqa: E731
+    assert not np.array_equal(noise(held), noise(plain))
+    assert_array_equal(noise(held), noise(make(cls, validation_fraction=0.25).fit(X, y)))
+    fixed = [make(cls, noise_std=0.3, validation_fraction=f).fit(X, y) for f in (0.0, 0.25)]
+    assert_array_equal(*(e.predict(X, return_std=True)[1] for e in fixed))

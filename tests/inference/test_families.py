@@ -166,3 +166,37 @@ def test_auto_batch_reaches_the_driver(monkeypatch):
     X = torch.zeros(5000, 1)
     families._run_sampler(None, None, X, X[:, 0], None, hyper)
     assert seen["batch_size"] == 500 and seen["n_steps"] == 100
+
+
+def test_variational_run_holds_rows_out_and_sets_the_noise_on_them():
+    """With ``validation_fraction`` (learned Gaussian noise) no minibatch holds a held-out
+    row, and the final noise is raised to the RMS residual of exactly the rows never trained
+    on."""
+    from skfbnn.inference.types import BayesProblem
+    from skfbnn.inference.vi.meanfield import init
+    from skfbnn.likelihoods import GaussianLikelihood
+
+    seen = set()
+
+    def update(state, batch, gen):
+        seen.update(batch["x"][0, :, 1].long().tolist())  # column 1 holds the row index
+        return state._replace(step=state.step + 1), _Info(*(torch.zeros(1, dtype=F64),) * 3)
+
+    n = 40
+    X = torch.stack([torch.linspace(-1, 1, n, dtype=F64), torch.arange(n, dtype=F64)], 1)
+    y = (torch.arange(n, dtype=F64) % 7 - 3).unsqueeze(1)  # residuals of f = 0
+    problem = BayesProblem(lambda p, x: x[..., :1] * p["w"].view(-1, 1, 1),
+                           GaussianLikelihood(None), None, n)
+    params = {"w": torch.zeros(1, dtype=F64), "log_noise": torch.zeros(1, 1, dtype=F64)}
+    hyper = {"validation_fraction": 0.25, "n_iter": 200, "min_epochs": 0, "batch_size": 5,
+             "n_samples": 3}
+    transform = Transform(lambda p, batch=None, gen=None: init(p, init_std=1e-12), update)
+    result = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(), hyper,
+                                          problem=problem)
+    held_out = sorted(set(range(n)) - seen)
+    assert len(held_out) == 10  # every one of the 30 training rows was drawn
+    rms = y[held_out].pow(2).mean().sqrt()
+    torch.testing.assert_close(result.state.mean["log_noise"].exp(), rms.view(1, 1))
+    plain = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(),
+                                         {**hyper, "validation_fraction": 0.0}, problem=problem)
+    assert torch.equal(plain.state.mean["log_noise"], params["log_noise"])  # left as learned

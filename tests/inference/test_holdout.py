@@ -1,12 +1,14 @@
-"""Held-out rows per member and best-state checkpointing (skfbnn.inference.holdout)."""
+"""Held-out rows per member, best-state checkpointing and the held-out noise
+(skfbnn.inference.holdout)."""
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import torch
 
-from skfbnn.inference.holdout import BestOnHeldOut, split_rows
+from skfbnn.inference.holdout import BestOnHeldOut, calibrated_log_noise, split_rows
 from skfbnn.inference.run import MinibatchStream
 from skfbnn.inference.types import BayesProblem
 
@@ -48,3 +50,43 @@ def test_best_on_held_out_keeps_each_members_best_parameters():
         monitor(step, _State({"w": torch.full((2,), float(step), dtype=F64)}))
     assert monitor.best["w"].tolist() == [3.0, 7.0]
     assert monitor.best_step.tolist() == [4, 8]
+
+
+def test_calibrated_noise_of_one_draw_is_the_root_mean_squared_residual():
+    """The Gaussian maximum-likelihood noise, per set and per output. The tolerance is the
+    golden-section search's floor: at the flat optimum comparisons of float64 scores tell
+    arguments apart only to about sqrt(machine epsilon), 1.5e-8, times a few."""
+    gen = torch.Generator().manual_seed(0)
+    f = torch.randn(2, 1, 50, 3, generator=gen, dtype=F64)
+    y = f[:, 0] + torch.tensor([0.1, 1.0, 7.0], dtype=F64) * torch.randn(2, 50, 3, generator=gen,
+                                                                        dtype=F64)
+    rms = (y - f[:, 0]).pow(2).mean(1).sqrt()
+    torch.testing.assert_close(calibrated_log_noise(f, y).exp(), rms, rtol=1e-6, atol=0)
+
+
+def _brute_force_score(f, y, log_std):
+    """Mean held-out log-likelihood of the draw mixture, by torch.distributions."""
+    lp = torch.distributions.Normal(f, math.exp(log_std)).log_prob(y.unsqueeze(1))
+    return float((torch.logsumexp(lp, dim=1) - math.log(f.shape[1])).mean())
+
+
+def test_calibrated_noise_of_a_mixture_maximises_the_held_out_log_likelihood():
+    gen = torch.Generator().manual_seed(1)
+    f = 0.4 * torch.randn(1, 20, 30, 1, generator=gen, dtype=F64)  # spread draws
+    y = 0.3 * torch.randn(1, 30, 1, generator=gen, dtype=F64)
+    got = float(calibrated_log_noise(f, y))
+    grid = torch.linspace(-6, 2, 8001, dtype=F64).tolist()  # step 1e-3
+    scores = [_brute_force_score(f, y, g) for g in grid]
+    best = grid[max(range(len(grid)), key=scores.__getitem__)]
+    assert abs(got - best) <= 1e-3
+    assert _brute_force_score(f, y, got) >= max(scores) - 1e-12
+    # with draws this spread the mixture needs less noise than the residual around the mean
+    assert math.exp(got) < float((y - f.mean(1)).pow(2).mean().sqrt())
+
+
+def test_calibrated_noise_is_equivariant_to_the_units_of_y():
+    gen = torch.Generator().manual_seed(2)
+    f = torch.randn(1, 8, 25, 1, generator=gen, dtype=F64)
+    y = torch.randn(1, 25, 1, generator=gen, dtype=F64)
+    torch.testing.assert_close(calibrated_log_noise(3 * f, 3 * y),
+                               calibrated_log_noise(f, y) + math.log(3), rtol=0, atol=1e-6)

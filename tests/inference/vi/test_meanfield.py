@@ -1,4 +1,5 @@
-"""The mean-field machinery shared by BBB, fBNN and ifBNN: draws and the noise floor."""
+"""The mean-field machinery shared by BBB, fBNN and ifBNN: draws, the noise floor and the
+held-out noise."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import math
 import torch
 
 from skfbnn.inference.types import BayesProblem
-from skfbnn.inference.vi.meanfield import draw, floor_noise, init, noise_floor
+from skfbnn.inference.vi.meanfield import calibrate_noise, draw, floor_noise, init, noise_floor
 from skfbnn.likelihoods import CategoricalLikelihood, GaussianLikelihood
 from skfbnn.priors.functional import FunctionalPrior, FunctionPrior
 
@@ -47,3 +48,24 @@ def test_draws_are_mean_plus_scale_times_noise_and_point_estimates_repeat():
     assert d["w"].shape == (8000, 3) and d["log_noise"].shape == (8000, 1)
     assert bool((d["log_noise"] == 0).all())
     assert abs(float(d["w"].std()) - 0.5) < 5 * 0.5 / math.sqrt(2 * 24000)
+
+
+def test_calibrate_noise_raises_the_noise_to_the_held_out_rows_and_keeps_the_weights():
+    """A q with (almost) no spread: a smaller noise is raised to the RMS residual of the
+    rows given; a larger one stays."""
+    problem = BayesProblem(lambda p, x: x * p["w"].view(-1, 1, 1), GaussianLikelihood(None),
+                           None, 10)
+    params = {"w": torch.tensor([2.0], dtype=F64),
+              "log_noise": torch.full((1, 1), math.log(0.1), dtype=F64)}
+    state = init(params, init_std=1e-12)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.linspace(-1, 1, 12, dtype=F64).view(1, 12, 1)
+    y = 2 * x + torch.tensor([0.5, -0.5] * 6, dtype=F64).view(1, 12, 1)
+    new = calibrate_noise(state, problem, x, y, gen, n_draws=4)
+    torch.testing.assert_close(new.mean["log_noise"], torch.full((1, 1), math.log(0.5), dtype=F64))
+    assert torch.equal(new.mean["w"], state.mean["w"]) and new.rho is state.rho
+    wide = init({**params, "log_noise": torch.zeros(1, 1, dtype=F64)}, init_std=1e-12)
+    assert torch.equal(calibrate_noise(wide, problem, x, y, gen, 4).mean["log_noise"],
+                       wide.mean["log_noise"])  # 1 > 0.5: not lowered
+    plain = init({"w": params["w"]})  # no learned noise: nothing to set
+    assert calibrate_noise(plain, problem, x, y, gen, n_draws=4) is plain
