@@ -49,6 +49,11 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         draws plus the noise) scores those rows best, if that is larger than the one learned. 0
         trains on all rows and keeps the noise learned with the weights. Classification and a fixed
         ``noise_std`` ignore it and train on all rows.
+    early_stopping : bool, default=False
+        Regression with a learned noise and ``validation_fraction > 0``: score the mean network on
+        the held-out rows 50 times over the run (mean squared error) and keep the variational
+        parameters of the best score; the noise is then raised on the same rows. False keeps the
+        final ones.
     n_iter : int, default=20000
         Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for Bayes by backprop,
         twice the optimisation family's (which fBNN and ifBNN keep): the best mean rank among 10
@@ -116,6 +121,7 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         noise_std='learn',
         normalize_y=True,
         validation_fraction=0.0,
+        early_stopping=False,
         n_iter=20000,
         min_epochs=0,
         learning_rate=0.003,
@@ -136,6 +142,7 @@ class BBBRegressor(RegressorMixin, BayesianRegressorBase):
         self.noise_std = noise_std
         self.normalize_y = normalize_y
         self.validation_fraction = validation_fraction
+        self.early_stopping = early_stopping
         self.n_iter = n_iter
         self.min_epochs = min_epochs
         self.learning_rate = learning_rate
@@ -178,6 +185,11 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
         draws plus the noise) scores those rows best, if that is larger than the one learned. 0
         trains on all rows and keeps the noise learned with the weights. Classification and a fixed
         ``noise_std`` ignore it and train on all rows.
+    early_stopping : bool, default=False
+        Regression with a learned noise and ``validation_fraction > 0``: score the mean network on
+        the held-out rows 50 times over the run (mean squared error) and keep the variational
+        parameters of the best score; the noise is then raised on the same rows. False keeps the
+        final ones.
     n_iter : int, default=20000
         Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for Bayes by backprop,
         twice the optimisation family's (which fBNN and ifBNN keep): the best mean rank among 10
@@ -229,6 +241,7 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
         dtype='float32',
         verbose=0,
         validation_fraction=0.0,
+        early_stopping=False,
         n_iter=20000,
         min_epochs=0,
         learning_rate=0.003,
@@ -247,6 +260,7 @@ class BBBClassifier(ClassifierMixin, BayesianClassifierBase):
         self.dtype = dtype
         self.verbose = verbose
         self.validation_fraction = validation_fraction
+        self.early_stopping = early_stopping
         self.n_iter = n_iter
         self.min_epochs = min_epochs
         self.learning_rate = learning_rate

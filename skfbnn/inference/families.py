@@ -15,7 +15,7 @@ from numbers import Integral, Real
 from typing import NamedTuple
 
 from .._validation import Interval, StrOptions
-from .holdout import BestOnHeldOut, split_rows
+from .holdout import BestOnHeldOut, gaussian_fit_score, split_rows
 from .hyper import Param, count_param, param
 from .mh.policy import (
     ACCEPT_REJECT,
@@ -29,7 +29,13 @@ from .schedules import SCHEDULES, make_schedule
 from .sgmcmc.curvature import cap_hook
 from .sgmcmc.diffusions import update_step
 from .types import Schedule
-from .vi.meanfield import calibrate_noise, held_out_noise_param
+from .vi.meanfield import (
+    calibrate_noise,
+    early_stopping_param,
+    held_out_noise_param,
+    variational_tensors,
+    with_variational_tensors,
+)
 
 __all__ = ["Family", "FAMILIES",
            "lr_schedule", "optimisation_steps", "sampler_batch", "sampler_lengths"]
@@ -268,6 +274,7 @@ def _optimisation(
 
 OPTIMISATION = (
     held_out_noise_param(0.0),
+    early_stopping_param(False),
     *_optimisation(n_iter=10000, learning_rate=3e-3),
     count_param("n_samples", 100,
                 "Posterior draws fixed at fit time and used for every prediction."),
@@ -341,15 +348,23 @@ def _run_ensemble(transform, params, X, y, gen, hyper, problem=None, **kwargs) -
 
 def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:
     """The optimiser run; with ``validation_fraction`` (regression with a learned noise)
-    the held-out rows then raise the noise of the final ``q`` where they call for more."""
+    the held-out rows then raise the noise of the final ``q`` where they call for more, and
+    with ``early_stopping`` ``q`` is the one whose mean fits them best."""
     fraction = hyper.get("validation_fraction", 0.0)
     learned = getattr(getattr(problem, "likelihood", None), "learned", False)
     if not fraction or not learned:
         return _run_optimiser(transform, params, X, y, gen, hyper, **kwargs)
     held_out, pool = split_rows(len(X), 1, fraction, gen, X.device)
-    result = _run_optimiser(transform, params, X, y, gen, hyper, pool=pool, **kwargs)
-    state = calibrate_noise(result.state, problem, X[held_out], y[held_out], gen,
-                            hyper["n_samples"])
+    monitor = None
+    if hyper.get("early_stopping"):
+        monitor = BestOnHeldOut(problem, X, y, held_out, optimisation_steps(hyper, len(X)),
+                                keep=variational_tensors, score=gaussian_fit_score)
+    result = _run_optimiser(transform, params, X, y, gen, hyper, pool=pool, monitor=monitor,
+                            **kwargs)
+    state = result.state
+    if monitor is not None:
+        state = with_variational_tensors(state, monitor.best)
+    state = calibrate_noise(state, problem, X[held_out], y[held_out], gen, hyper["n_samples"])
     return result._replace(state=state)
 
 

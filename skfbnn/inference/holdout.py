@@ -16,6 +16,7 @@ network that fits them closer than new rows.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -24,7 +25,7 @@ from torch import Tensor
 from ..nn.functional import Params
 from .types import BayesProblem
 
-__all__ = ["split_rows", "BestOnHeldOut", "calibrated_log_noise"]
+__all__ = ["split_rows", "BestOnHeldOut", "gaussian_fit_score", "calibrated_log_noise"]
 
 
 def split_rows(n_data: int, n_members: int, fraction: float, gen: torch.Generator,
@@ -60,11 +61,20 @@ class BestOnHeldOut:
         ``(M, n_val)`` row indices of every member.
     n_steps : int
         Length of the run; the members are scored 50 times, and at the end.
+    keep : callable, optional
+        ``keep(state) -> dict`` of the tensors to keep (leading dimension ``M``);
+        default ``state.params``.
+    score : callable, optional
+        ``score(f, y, params) -> (M,)``, higher is better, in place of the log density
+        per held-out point (e.g. :func:`gaussian_fit_score`).
     """
 
     def __init__(self, problem: BayesProblem, X: Tensor, y: Tensor, held_out: Tensor,
-                 n_steps: int) -> None:
+                 n_steps: int, keep: Callable[[Any], Params] | None = None,
+                 score: Callable[[Tensor, Tensor, Params], Tensor] | None = None) -> None:
         self.problem, self.x, self.y = problem, X[held_out], y[held_out]
+        self.keep = keep or (lambda state: state.params)
+        self.score = score or self._log_density
         self.every = max(1, n_steps // 50)
         self.n_steps = n_steps
         self.best: Params | None = None
@@ -76,19 +86,38 @@ class BestOnHeldOut:
     def __call__(self, step: int, state: Any) -> None:
         if (step + 1) % self.every and step + 1 != self.n_steps:
             return
-        likelihood = self.problem.likelihood
-        score_fn = getattr(likelihood, "log_density", likelihood.log_prob)
         f = self.problem.forward(state.params, self.x)
-        score = (score_fn(f, self.y, state.params) / self.x.shape[1]).to(torch.float64)
+        score = self.score(f, self.y, state.params).to(torch.float64)
         better = score > self.best_score
+        kept = self.keep(state)
         if self.best is None:
-            self.best = {k: v.clone() for k, v in state.params.items()}
+            self.best = {k: v.clone() for k, v in kept.items()}
         else:
-            for k, v in state.params.items():
+            for k, v in kept.items():
                 mask = better.view(-1, *([1] * (v.dim() - 1)))
                 self.best[k] = torch.where(mask, v, self.best[k])
         self.best_score = torch.where(better, score, self.best_score)
         self.best_step[better.cpu()] = step + 1
+
+    def _log_density(self, f: Tensor, y: Tensor, params: Params) -> Tensor:
+        likelihood = self.problem.likelihood
+        score_fn = getattr(likelihood, "log_density", likelihood.log_prob)
+        return score_fn(f, y, params) / y.shape[1]
+
+
+def gaussian_fit_score(f: Tensor, y: Tensor, params: Params | None = None) -> Tensor:
+    """``-sum_k log MSE_k`` of outputs ``f`` ``(C, n, k)`` against ``y`` ``(C, n, k)``:
+    up to constants, twice the per-point Gaussian log-likelihood under the noise that
+    fits the rows best, so a held-out checkpoint does not depend on the noise learned
+    at the time (the noise is fitted to the rows afterwards).
+
+    Examples
+    --------
+    >>> y = torch.zeros(1, 4, 1)
+    >>> gaussian_fit_score(y + 1.0, y), gaussian_fit_score(y + 2.0, y)
+    (tensor([-0.]), tensor([-1.3863]))
+    """
+    return -(f - y).pow(2).mean(dim=1).log().sum(dim=-1)
 
 
 def _mixture_log_likelihood(r2: Tensor, log_std: Tensor) -> Tensor:

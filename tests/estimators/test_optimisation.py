@@ -160,16 +160,20 @@ MEAN_FIELD = [c for c in OPTIMISERS if family_of(c) == "optimization"]
 
 @pytest.mark.parametrize("cls", MEAN_FIELD, ids=ids(MEAN_FIELD))
 def test_variational_held_out_rows_set_only_a_learned_regression_noise(cls, data):
-    """``validation_fraction`` changes a regressor with a learned noise (deterministically)
-    and nothing else: a classifier and a fixed ``noise_std`` train on all rows as before."""
+    """``validation_fraction`` (and ``early_stopping``) change a regressor with a learned
+    noise (deterministically) and nothing else: a classifier and a fixed ``noise_std`` train
+    on all rows as before."""
     X, y = data
     held = make(cls, validation_fraction=0.25).fit(X, y)
+    stopped = make(cls, validation_fraction=0.25, early_stopping=True).fit(X, y)
     plain = fitted(cls, X, y)
     if hasattr(held, "predict_proba"):
         assert_array_equal(held.predict_proba(X), plain.predict_proba(X))
+        assert_array_equal(stopped.predict_proba(X), plain.predict_proba(X))
         return
     noise = lambda e: e.predict_draws(X)[1]  # noqa: E731
     assert not np.array_equal(noise(held), noise(plain))
+    assert np.isfinite(stopped.predict(X, return_std=True)).all()  # the checkpoint: families
     assert_array_equal(noise(held), noise(make(cls, validation_fraction=0.25).fit(X, y)))
     fixed = [make(cls, noise_std=0.3, validation_fraction=f).fit(X, y) for f in (0.0, 0.25)]
     assert_array_equal(*(e.predict(X, return_std=True)[1] for e in fixed))

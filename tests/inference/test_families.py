@@ -200,3 +200,36 @@ def test_variational_run_holds_rows_out_and_sets_the_noise_on_them():
     plain = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(),
                                          {**hyper, "validation_fraction": 0.0}, problem=problem)
     assert torch.equal(plain.state.mean["log_noise"], params["log_noise"])  # left as learned
+
+
+def test_variational_early_stopping_keeps_the_q_whose_mean_fits_the_held_out_rows_best():
+    """``w`` climbs by 1/40 per step past the held-out rows' slope 3: the checkpoint kept is
+    the one at ``w = 3`` (step 120, a multiple of the every-4-steps schedule), means and
+    scales both, and the noise is then raised on the held-out rows (residuals 0: not)."""
+    from skfbnn.inference.types import BayesProblem
+    from skfbnn.inference.vi.meanfield import init
+    from skfbnn.likelihoods import GaussianLikelihood
+
+    def update(state, batch, gen):
+        w = torch.full((1,), (state.step + 1) / 40, dtype=F64)
+        rho = {"w": torch.full((1,), -30.0 - state.step, dtype=F64)}  # tiny, tracks the step
+        new = state._replace(mean={**state.mean, "w": w}, rho=rho, step=state.step + 1)
+        return new, _Info(*(torch.zeros(1, dtype=F64),) * 3)
+
+    n = 40
+    X = torch.linspace(-1, 1, n, dtype=F64).unsqueeze(1)
+    y = 3 * X
+    problem = BayesProblem(lambda p, x: x * p["w"].view(-1, 1, 1), GaussianLikelihood(None),
+                           None, n)
+    params = {"w": torch.zeros(1, dtype=F64), "log_noise": torch.full((1, 1), -5.0, dtype=F64)}
+    hyper = {"validation_fraction": 0.25, "early_stopping": True, "n_iter": 200,
+             "min_epochs": 0, "batch_size": 5, "n_samples": 3}
+    transform = Transform(lambda p, batch=None, gen=None: init(p, init_std=1e-12), update)
+    result = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(), hyper,
+                                          problem=problem)
+    assert result.state.mean["w"].item() == 3.0 and result.state.rho["w"].item() == -149.0
+    assert result.state.mean["log_noise"].item() == -5.0  # an exact fit: nothing to raise
+    assert result.state.step == 200  # the run went on; only q is the checkpoint's
+    final = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(),
+                                         {**hyper, "early_stopping": False}, problem=problem)
+    assert final.state.mean["w"].item() == 5.0

@@ -8,7 +8,12 @@ from typing import NamedTuple
 
 import torch
 
-from skfbnn.inference.holdout import BestOnHeldOut, calibrated_log_noise, split_rows
+from skfbnn.inference.holdout import (
+    BestOnHeldOut,
+    calibrated_log_noise,
+    gaussian_fit_score,
+    split_rows,
+)
 from skfbnn.inference.run import MinibatchStream
 from skfbnn.inference.types import BayesProblem
 
@@ -90,3 +95,26 @@ def test_calibrated_noise_is_equivariant_to_the_units_of_y():
     y = torch.randn(1, 25, 1, generator=gen, dtype=F64)
     torch.testing.assert_close(calibrated_log_noise(3 * f, 3 * y),
                                calibrated_log_noise(f, y) + math.log(3), rtol=0, atol=1e-6)
+
+
+def test_a_checkpoint_by_the_fit_score_ignores_the_noise_learned_at_the_time():
+    """The log density would prefer the state with the wider noise (step 0); the fit score,
+    which lets the noise be fitted afterwards, keeps the state that fits better (step 1),
+    and ``keep`` decides what is stored."""
+    problem = BayesProblem(
+        lambda p, x: p["w"].view(-1, 1, 1).expand(-1, x.shape[1], 1),
+        log_likelihood=lambda f, y, p: torch.distributions.Normal(
+            f, p["log_noise"].exp().view(-1, 1, 1)).log_prob(y).sum((1, 2)),
+    )
+    X, y = torch.zeros(4, 1, dtype=F64), torch.tensor([[1.0], [-1.0], [1.0], [-1.0]], dtype=F64)
+    states = [_State({"w": torch.tensor([0.5], dtype=F64), "log_noise": torch.tensor([1.0])}),
+              _State({"w": torch.tensor([0.0], dtype=F64), "log_noise": torch.tensor([-3.0])})]
+    by_density = BestOnHeldOut(problem, X, y, torch.tensor([[0, 1, 2, 3]]), n_steps=2)
+    by_fit = BestOnHeldOut(problem, X, y, torch.tensor([[0, 1, 2, 3]]), n_steps=2,
+                           keep=lambda s: {"w": s.params["w"]}, score=gaussian_fit_score)
+    for step, state in enumerate(states):
+        by_density(step, state)
+        by_fit(step, state)
+    assert by_density.best_step.tolist() == [1] and by_fit.best_step.tolist() == [2]
+    assert set(by_fit.best) == {"w"} and by_fit.best["w"].item() == 0.0
+    torch.testing.assert_close(by_fit.best_score, torch.zeros(1, dtype=F64))  # -log MSE, MSE 1

@@ -27,7 +27,8 @@ from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, Schedule
 
 __all__ = ["MeanFieldState", "init", "split", "draw", "leaves", "ascend", "noise_floor",
-           "floor_noise", "calibrate_noise", "held_out_noise_param"]
+           "floor_noise", "calibrate_noise", "held_out_noise_param", "early_stopping_param",
+           "variational_tensors", "with_variational_tensors"]
 
 
 class MeanFieldState(NamedTuple):
@@ -68,6 +69,17 @@ def init(
 
 def _join(mean: Params, rho: Params) -> Params:
     return {**{f"m:{k}": v for k, v in mean.items()}, **{f"r:{k}": v for k, v in rho.items()}}
+
+
+def variational_tensors(state: MeanFieldState) -> Params:
+    """The means and raw scales of ``state``, ``m:``/``r:`` keyed (what a checkpoint keeps)."""
+    return _join(state.mean, state.rho)
+
+
+def with_variational_tensors(state: MeanFieldState, variational: Params) -> MeanFieldState:
+    """``state`` with the means and raw scales of :func:`variational_tensors` output."""
+    mean, rho = split(variational, scales=False)
+    return state._replace(mean=mean, rho=rho)
 
 
 def split(variational: Params, scales: bool = True) -> tuple[Params, Params]:
@@ -182,3 +194,13 @@ def held_out_noise_param(default: float, why: str = "") -> Param:
         "(``n_samples`` draws plus the noise) scores those rows best, if that is larger than "
         "the one learned. 0 trains on all rows and keeps the noise learned with the weights. "
         "Classification and a fixed ``noise_std`` ignore it and train on all rows." + why)
+
+
+def early_stopping_param(default: bool, why: str = "") -> Param:
+    """The ``early_stopping`` parameter of the mean-field methods with this default."""
+    return param(
+        "early_stopping", default, ["boolean"], "bool",
+        "Regression with a learned noise and ``validation_fraction > 0``: score the mean "
+        "network on the held-out rows 50 times over the run (mean squared error) and keep "
+        "the variational parameters of the best score; the noise is then raised on the same "
+        "rows. False keeps the final ones." + why)
