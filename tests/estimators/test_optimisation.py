@@ -81,12 +81,15 @@ def test_min_epochs_sets_the_run_length(regression_data):
 
 
 def test_a_method_default_of_the_run_length_reaches_the_run(regression_data):
-    """BBB's and ifBNN's own n_iter default (20 000) replaces the optimisation family's
-    (10 000, which fBNN keeps); set or not, it sets the run length, and build never sees it.
-    Likewise fBNN's and ifBNN's validation_fraction (0.2) replaces the family's 0."""
+    """BBB's and the ifBNN regressor's own n_iter default (20 000) replaces the optimisation
+    family's (10 000, which fBNN and the ifBNN classifier keep); set or not, it sets the run
+    length, and build never sees it. Likewise the fBNN and ifBNN regressors' validation_fraction
+    (0.2) replaces the family's 0."""
     assert skfbnn.BBBRegressor().n_iter == skfbnn.BBBClassifier().n_iter == 20000
-    assert skfbnn.IFBNNRegressor().n_iter == skfbnn.IFBNNClassifier().n_iter == 20000
-    assert skfbnn.FBNNRegressor().n_iter == 10000
+    assert skfbnn.IFBNNRegressor().n_iter == 20000 and skfbnn.IFBNNRegressor().early_stopping
+    assert skfbnn.IFBNNClassifier().n_iter == skfbnn.FBNNRegressor().n_iter == 10000
+    assert skfbnn.IFBNNClassifier().validation_fraction == 0.0
+    assert not skfbnn.IFBNNClassifier().early_stopping
     assert skfbnn.BBBRegressor().validation_fraction == 0.0
     assert skfbnn.FBNNRegressor().validation_fraction == 0.2
     assert skfbnn.IFBNNRegressor().validation_fraction == 0.2
