@@ -56,10 +56,8 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
         afterwards the noise std is raised to the value under which the predictive (``n_samples``
         draws plus the noise) scores those rows best, if that is larger than the one learned. 0
         trains on all rows and keeps the noise learned with the weights. Classification and a fixed
-        ``noise_std`` ignore it and train on all rows. 0.2 for fBNN: the best mean rank among 0, 0.1
-        and 0.2 on the validation rows of five UCI sets, mean log-likelihood -2.203 -> -1.771,
-        Boston -3.92 -> -2.99 (coverage 0.75 -> 0.96), yacht -2.24 -> -1.05
-        (``benchmarks/results/tuning_noise_calibration.csv``).
+        ``noise_std`` ignore it and train on all rows. 0.2 for fBNN, chosen on UCI validation rows
+        (Boston coverage 0.75 -> 0.96; docs/benchmarks.md, section 5).
     early_stopping : bool, default=False
         Regression with a learned noise and ``validation_fraction > 0``: score the mean network on
         the held-out rows 50 times over the run (mean squared error) and keep the variational

@@ -55,24 +55,17 @@ class IFBNNRegressor(RegressorMixin, BayesianRegressorBase):
         afterwards the noise std is raised to the value under which the predictive (``n_samples``
         draws plus the noise) scores those rows best, if that is larger than the one learned. 0
         trains on all rows and keeps the noise learned with the weights. Classification and a fixed
-        ``noise_std`` ignore it and train on all rows. 0.2 for ifBNN: the best mean rank among 0,
-        0.1, 0.2 and 0.3 on the validation rows of five UCI sets, mean log-likelihood -2.066 ->
-        -1.846, Boston -4.00 -> -3.01 (coverage 0.76 -> 0.96)
-        (``benchmarks/results/tuning_noise_calibration.csv``).
+        ``noise_std`` ignore it and train on all rows. 0.2 for ifBNN, chosen on UCI validation rows
+        (Boston coverage 0.76 -> 0.96; docs/benchmarks.md, section 5).
     early_stopping : bool, default=True
         Regression with a learned noise and ``validation_fraction > 0``: score the mean network on
         the held-out rows 50 times over the run (mean squared error) and keep the variational
         parameters of the best score; the noise is then raised on the same rows. False keeps the
-        final ones. True for ifBNN: with 0.2 held out and 20 000 steps, mean validation
-        log-likelihood -1.815 -> -1.780, ahead on four of five UCI sets (energy -0.05)
-        (``benchmarks/results/tuning_early_stopping.csv``); fBNN keeps False (level: mean rank 2.4
-        against 2.2).
+        final ones. True for ifBNN, chosen on UCI validation rows (docs/benchmarks.md, section 5).
     n_iter : int, default=20000
-        Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for ifBNN, with
-        ``validation_fraction=0.2`` and ``early_stopping``: level in mean rank with 10 000 steps on
-        the validation rows of five UCI sets and 0.05 nats ahead in mean log-likelihood (yacht
-        +0.24; ``benchmarks/results/tuning_early_stopping.csv``); without the held-out noise 20 000
-        steps lost 1.6 nats on yacht.
+        Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for the ifBNN regressor,
+        chosen on UCI validation rows with the held-out noise and early stopping
+        (docs/benchmarks.md, section 5).
     min_epochs : int, default=0
         Minimum number of passes over the data: the run takes ``max(n_iter, ceil(min_epochs *
         n_train / batch_size))`` steps, so large data sets are not under-trained by a fixed step

@@ -332,17 +332,27 @@ def _optimiser_kwargs(hyper: dict, n_data: int) -> dict:
                                          optimisation_steps(hyper, n_data))}
 
 
+def _held_out_run(transform, params, X, y, gen, hyper, problem, checkpoint, **kwargs):
+    """The optimiser run on all but ``validation_fraction`` of the rows (each of the
+    parameter sets its own); with ``checkpoint`` (``BestOnHeldOut`` keyword arguments, or
+    ``{}``) each set's best state on its held-out rows is tracked. Returns the result,
+    the held-out rows ``(C, n_val)`` and the monitor (None without ``checkpoint``)."""
+    n_sets = next(iter(params.values())).shape[0]
+    held_out, pool = split_rows(len(X), n_sets, hyper["validation_fraction"], gen, X.device)
+    monitor = None if checkpoint is None else BestOnHeldOut(
+        problem, X, y, held_out, optimisation_steps(hyper, len(X)), **checkpoint)
+    result = _run_optimiser(transform, params, X, y, gen, hyper, pool=pool, monitor=monitor,
+                            **kwargs)
+    return result, held_out, monitor
+
+
 def _run_ensemble(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:
     """The optimiser run; with ``validation_fraction`` each member holds out its own rows
     and keeps its parameters with the best held-out log-likelihood."""
-    fraction = hyper.get("validation_fraction", 0.0)
-    if not fraction:
+    if not hyper.get("validation_fraction", 0.0):
         return _run_optimiser(transform, params, X, y, gen, hyper, **kwargs)
-    n_members = next(iter(params.values())).shape[0]
-    held_out, pool = split_rows(len(X), n_members, fraction, gen, X.device)
-    monitor = BestOnHeldOut(problem, X, y, held_out, optimisation_steps(hyper, len(X)))
-    result = _run_optimiser(transform, params, X, y, gen, hyper, pool=pool, monitor=monitor,
-                            **kwargs)
+    result, _, monitor = _held_out_run(transform, params, X, y, gen, hyper, problem, {},
+                                       **kwargs)
     return result._replace(state=result.state._replace(params=monitor.best))
 
 
@@ -350,17 +360,13 @@ def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs
     """The optimiser run; with ``validation_fraction`` (regression with a learned noise)
     the held-out rows then raise the noise of the final ``q`` where they call for more, and
     with ``early_stopping`` ``q`` is the one whose mean fits them best."""
-    fraction = hyper.get("validation_fraction", 0.0)
     learned = getattr(getattr(problem, "likelihood", None), "learned", False)
-    if not fraction or not learned:
+    if not hyper.get("validation_fraction", 0.0) or not learned:
         return _run_optimiser(transform, params, X, y, gen, hyper, **kwargs)
-    held_out, pool = split_rows(len(X), 1, fraction, gen, X.device)
-    monitor = None
-    if hyper.get("early_stopping"):
-        monitor = BestOnHeldOut(problem, X, y, held_out, optimisation_steps(hyper, len(X)),
-                                keep=variational_tensors, score=gaussian_fit_score)
-    result = _run_optimiser(transform, params, X, y, gen, hyper, pool=pool, monitor=monitor,
-                            **kwargs)
+    checkpoint = (dict(keep=variational_tensors, score=gaussian_fit_score)
+                  if hyper.get("early_stopping") else None)
+    result, held_out, monitor = _held_out_run(transform, params, X, y, gen, hyper, problem,
+                                              checkpoint, **kwargs)
     state = result.state
     if monitor is not None:
         state = with_variational_tensors(state, monitor.best)

@@ -96,10 +96,8 @@ HYPER = (
 """Estimator parameters of this method (beyond its family's and its prior's)."""
 
 REGRESSION_HYPER = (
-    held_out_noise_param(0.2, " 0.2 for fBNN: the best mean rank among 0, 0.1 and 0.2 on "
-                         "the validation rows of five UCI sets, mean log-likelihood -2.203 -> "
-                         "-1.771, Boston -3.92 -> -2.99 (coverage 0.75 -> 0.96), yacht -2.24 "
-                         "-> -1.05 (``benchmarks/results/tuning_noise_calibration.csv``)."),
+    held_out_noise_param(0.2, " 0.2 for fBNN, chosen on UCI validation rows (Boston "
+                         "coverage 0.75 -> 0.96; docs/benchmarks.md, section 5)."),
 )
 """Regression-only default of a run-policy parameter (classification holds no rows out)."""
 

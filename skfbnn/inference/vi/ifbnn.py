@@ -121,21 +121,13 @@ HYPER = (
 
 REGRESSION_HYPER = (
     count_param("n_iter", 20000,
-                "Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for ifBNN, "
-                "with ``validation_fraction=0.2`` and ``early_stopping``: level in mean rank "
-                "with 10 000 steps on the validation rows of five UCI sets and 0.05 nats "
-                "ahead in mean log-likelihood (yacht +0.24; "
-                "``benchmarks/results/tuning_early_stopping.csv``); without the held-out "
-                "noise 20 000 steps lost 1.6 nats on yacht."),
-    held_out_noise_param(0.2, " 0.2 for ifBNN: the best mean rank among 0, 0.1, 0.2 and "
-                         "0.3 on the validation rows of five UCI sets, mean log-likelihood "
-                         "-2.066 -> -1.846, Boston -4.00 -> -3.01 (coverage 0.76 -> 0.96) "
-                         "(``benchmarks/results/tuning_noise_calibration.csv``)."),
-    early_stopping_param(True, " True for ifBNN: with 0.2 held out and 20 000 steps, mean "
-                         "validation log-likelihood -1.815 -> -1.780, ahead on four of five "
-                         "UCI sets (energy -0.05) "
-                         "(``benchmarks/results/tuning_early_stopping.csv``); fBNN keeps "
-                         "False (level: mean rank 2.4 against 2.2)."),
+                "Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for the "
+                "ifBNN regressor, chosen on UCI validation rows with the held-out noise and "
+                "early stopping (docs/benchmarks.md, section 5)."),
+    held_out_noise_param(0.2, " 0.2 for ifBNN, chosen on UCI validation rows (Boston "
+                         "coverage 0.76 -> 0.96; docs/benchmarks.md, section 5)."),
+    early_stopping_param(True, " True for ifBNN, chosen on UCI validation rows "
+                         "(docs/benchmarks.md, section 5)."),
 )
 """Regression-only defaults of run-policy parameters (the classifier keeps the family's: at
 20 000 steps, where it cannot stop early, its digits log loss was 0.109 against 0.086)."""

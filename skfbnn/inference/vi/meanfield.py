@@ -108,7 +108,7 @@ def draw(mean: Params, std: Params, gen: torch.Generator, n_mc: int) -> Params:
 
 def leaves(state: MeanFieldState) -> Params:
     """The ``m:``/``r:`` keyed variational parameters as fresh autograd leaves."""
-    return {k: v.detach().requires_grad_(True) for k, v in _join(state.mean, state.rho).items()}
+    return {k: v.detach().requires_grad_(True) for k, v in variational_tensors(state).items()}
 
 
 def ascend(
