@@ -6,10 +6,13 @@ Each estimator is fitted at its defaults (``device="cpu"``, ``min_epochs=0`` so 
 iteration is the slope ``(t(2k) - t(k)) / k``, so one-off costs (the GP pre-fit, validation,
 diagnostics, the prediction draws) cancel. All fits of a repeat take turns (order reversed on
 odd repeats) so that load from other processes falls on all of them alike; the ratios are
-medians over repeats of the per-repeat ratios. The garbage collector runs before every timed
-fit (``bench_sgmcmc.fit_seconds``): without that, a collection of the previous fit's objects
-fell into the next one (BBB's 300-step fit took 0.57 s right after an ifBDE fit and 0.45 s
-otherwise, which put its slope at 1.05 ms instead of 1.42-1.48).
+medians over repeats of the per-repeat ratios. Where a method has its own network (its
+``ARCHITECTURE``, e.g. fBNN's two GELU layers) its baseline is also timed on that network
+(``bbb@fbnn``), so the ratio to it is the method's own overhead per iteration. The
+garbage collector runs before every timed fit (``bench_sgmcmc.fit_seconds``): without that,
+a collection of the previous fit's objects fell into the next one (BBB's 300-step fit took
+0.57 s right after an ifBDE fit and 0.45 s otherwise, which put its slope at 1.05 ms
+instead of 1.42-1.48).
 
 Usage: python benchmarks/bench_functional_vi.py [--k 400] [--repeats 3] [--data-home ...]
 """
@@ -31,10 +34,17 @@ from skfbnn import (
     IFBNNRegressor,
 )
 from skfbnn.datasets import load_uci_split
+from skfbnn.inference.registry import METHODS
 
 ESTIMATORS = {"bbb": BBBRegressor, "fbnn": FBNNRegressor, "ifbnn": IFBNNRegressor,
               "ensemble": DeepEnsembleRegressor, "ifbde": IFBDERegressor}
 PAIRS = [("fbnn", "bbb"), ("ifbnn", "bbb"), ("ifbde", "ensemble")]
+NETWORKS = {name: {} for name in ESTIMATORS}
+for _new, _base in list(PAIRS):
+    if METHODS[_new].architecture != METHODS[_base].architecture:
+        ESTIMATORS[f"{_base}@{_new}"] = ESTIMATORS[_base]
+        NETWORKS[f"{_base}@{_new}"] = METHODS[_new].architecture
+        PAIRS.append((_new, f"{_base}@{_new}"))
 
 
 def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
@@ -44,7 +54,8 @@ def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def seconds(name: str, n_iter: int, seed: int, X, y) -> float:
-    est = ESTIMATORS[name](n_iter=n_iter, min_epochs=0, random_state=seed, device="cpu")
+    est = ESTIMATORS[name](n_iter=n_iter, min_epochs=0, random_state=seed, device="cpu",
+                           **NETWORKS[name])
     return fit_seconds(est, X, y)
 
 
