@@ -35,7 +35,7 @@ CURRENT = {
     "pCN": ("uci_mh_v3/pcn-*.csv", "pcn"),
     "pCNL": ("uci_mh_v3/pcnl-*.csv", "pcnl"),
     "BBB": ("uci_bbb_v2/*.csv", "bbb"),
-    "fBNN": ("uci_fbnn_v2/*.csv", "fbnn"),
+    "fBNN": ("uci_fbnn_v3/*.csv", "fbnn"),
     "ifBNN": ("uci_ifbnn_v3/*.csv", "ifbnn"),
     "deep ensemble": ("uci_ensemble_v3/*.csv", "ensemble"),
     "ifBDE": ("uci_ifbde_v5/*.csv", "ifbde"),
