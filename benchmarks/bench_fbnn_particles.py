@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
 from bench_functional_vi import boston
-from bench_sgmcmc import fit_seconds
+from bench_sgmcmc import report_slopes, slope
 
 from skfbnn import BBBRegressor, FBNNRegressor
 
 CONFIGS = {
     "fBNN, 32 draws (defaults)": (FBNNRegressor, {}),
     "fBNN, 16 draws": (FBNNRegressor, {"n_particles": 16}),
-    "BBB on two GELU layers of 50": (BBBRegressor, {"hidden_layer_sizes": (50, 50),
-                                                    "activation": "gelu"}),
+    "BBB on fBNN's network": (BBBRegressor, {"hidden_layer_sizes": (50, 50),
+                                             "activation": "gelu"}),
 }
 
 
@@ -33,22 +32,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     X, y = boston(args.data_home)
-
-    def seconds(cls, kwargs, n_iter):
-        est = cls(n_iter=n_iter, min_epochs=0, random_state=0, device="cpu", **kwargs)
-        return fit_seconds(est, X, y)
-
     for cls, kwargs in CONFIGS.values():  # warm-up
-        seconds(cls, kwargs, 20)
-    slopes = {name: [] for name in CONFIGS}
+        slope(cls, X, y, 10, 0, **kwargs)
+    rows: dict[str, list[float]] = {name: [] for name in CONFIGS}
     for _ in range(args.repeats):
         for name, (cls, kwargs) in CONFIGS.items():
-            slopes[name].append((seconds(cls, kwargs, 600) - seconds(cls, kwargs, 300)) / 300)
-    base = np.median(slopes["BBB on two GELU layers of 50"])
-    for name, values in slopes.items():
-        print(f"{name}: {1e3 * np.median(values):.2f} ms / iteration "
-              f"({', '.join(f'{1e3 * v:.2f}' for v in values)}), "
-              f"ratio to BBB on the same network {np.median(values) / base:.2f}")
+            rows[name].append(slope(cls, X, y, 300, 0, **kwargs))
+    report_slopes(rows, "BBB on fBNN's network")
 
 
 if __name__ == "__main__":

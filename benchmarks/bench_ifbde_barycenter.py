@@ -27,20 +27,12 @@ import argparse
 import time
 from collections import defaultdict
 
-import numpy as np
 import torch
 from bench_functional_vi import boston  # the same rows and standardisation
-from bench_sgmcmc import fit_seconds
+from bench_sgmcmc import report_slopes, slope
 
 import skfbnn.inference.ensemble.ifbde as ifbde
 from skfbnn import DeepEnsembleRegressor, IFBDERegressor
-
-
-def slope(cls, X, y, k: int, seed: int, **params) -> float:
-    """Seconds per step: (t(2k) - t(k)) / k."""
-    short, long = (fit_seconds(cls(n_iter=n, min_epochs=0, random_state=seed, device="cpu",
-                                   **params), X, y) for n in (k, 2 * k))
-    return (long - short) / k
 
 
 def parts(X, y, k: int) -> None:
@@ -105,11 +97,7 @@ def main() -> None:
                 slope(IFBDERegressor, X, y, args.k, rep, w2_interval=interval))
         rows.setdefault("deep ensemble", []).append(slope(DeepEnsembleRegressor, X, y,
                                                           args.k, rep))
-    base = np.median(rows["deep ensemble"])
-    for name, values in rows.items():
-        print(f"{name:24s} {1e3 * np.median(values):.2f} ms/step (repeats "
-              f"{', '.join(f'{1e3 * v:.2f}' for v in values)}), / deep ensemble "
-              f"{np.median(values) / base:.2f}")
+    report_slopes(rows, "deep ensemble")
 
 
 if __name__ == "__main__":

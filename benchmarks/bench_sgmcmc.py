@@ -52,6 +52,22 @@ def fit_seconds(est, X, y) -> float:
     return time.perf_counter() - start
 
 
+def slope(cls, X, y, k: int, seed: int, **params) -> float:
+    """Seconds per step of estimator class ``cls``: (t(2k) - t(k)) / k, one-off costs cancel."""
+    short, long = (fit_seconds(cls(n_iter=n, min_epochs=0, random_state=seed, device="cpu",
+                                   **params), X, y) for n in (k, 2 * k))
+    return (long - short) / k
+
+
+def report_slopes(rows: dict[str, list[float]], base: str) -> None:
+    """Print each row's median milliseconds per step, its repeats, and its ratio to ``base``."""
+    reference = np.median(rows[base])
+    for name, values in rows.items():
+        print(f"{name:28s} {1e3 * np.median(values):.2f} ms/step (repeats "
+              f"{', '.join(f'{1e3 * v:.2f}' for v in values)}), / {base} "
+              f"{np.median(values) / reference:.2f}")
+
+
 def fit_times(make, X, y, r) -> tuple[float, float]:
     """Wall seconds of the fits of ``SHORT`` and ``LONG`` steps with seed ``r``."""
     return fit_seconds(make(SHORT, r), X, y), fit_seconds(make(LONG, r), X, y)
