@@ -24,7 +24,7 @@ import platform
 
 import numpy as np
 import torch
-from bench_sgmcmc import fit_seconds
+from bench_sgmcmc import slope
 
 from skfbnn import (
     BBBRegressor,
@@ -53,10 +53,8 @@ def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
     return (X - X.mean(0)) / np.where(std > 0, std, 1.0), y
 
 
-def seconds(name: str, n_iter: int, seed: int, X, y) -> float:
-    est = ESTIMATORS[name](n_iter=n_iter, min_epochs=0, random_state=seed, device="cpu",
-                           **NETWORKS[name])
-    return fit_seconds(est, X, y)
+def seconds_per_step(name: str, k: int, seed: int, X, y) -> float:
+    return slope(ESTIMATORS[name], X, y, k, seed, **NETWORKS[name])
 
 
 def main() -> None:
@@ -69,14 +67,12 @@ def main() -> None:
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"{torch.get_num_threads()} threads; Boston split 0, {X.shape}; k = {args.k}")
     for name in ESTIMATORS:  # warm-up: imports, first-call overheads
-        seconds(name, 20, 0, X, y)
+        seconds_per_step(name, 10, 0, X, y)
     slopes: dict[str, list[float]] = {name: [] for name in ESTIMATORS}
     for rep in range(args.repeats):
         names = list(ESTIMATORS) if rep % 2 == 0 else list(ESTIMATORS)[::-1]
         for name in names:
-            short = seconds(name, args.k, rep, X, y)
-            long = seconds(name, 2 * args.k, rep, X, y)
-            slopes[name].append((long - short) / args.k)
+            slopes[name].append(seconds_per_step(name, args.k, rep, X, y))
         print(f"repeat {rep}: " + ", ".join(f"{n} {1e3 * s[-1]:.2f} ms/it"
                                             for n, s in slopes.items()), flush=True)
     print("\n| ratio | per-iteration time (ms) | median ratio | per-repeat ratios |")

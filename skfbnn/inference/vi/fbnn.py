@@ -66,9 +66,9 @@ ARCHITECTURE = {"hidden_layer_sizes": (50, 50), "activation": "gelu"}
 
 A mean-field ``q`` over one tanh layer cannot open its band just outside the data (a tanh
 unit adds variance on both sides of its kink), and one ReLU layer not in a gap between
-data; with two GELU layers fBNN meets the 1-D example's goal on 5 of 6 draws (one tanh
-layer: none), and with early stopping it is level or better on UCI validation rows on four
-of five sets (docs/benchmarks.md, section 5, "fBNN's own network")."""
+data. With two GELU layers and early stopping (the regressor's default) fBNN meets the 1-D
+example's goal on 4 of 6 draws (one tanh layer: none) and is level or better on UCI
+validation rows on four of five sets (docs/benchmarks.md, section 5, "fBNN's own network")."""
 
 HYPER = (
     param("n_particles", 32, [Interval(Integral, 2, None, closed="left")], "int",
