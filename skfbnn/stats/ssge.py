@@ -40,8 +40,20 @@ def median_bandwidth(x: Tensor) -> Tensor:
     >>> median_bandwidth(x) / 2 ** 0.5
     tensor([1., 3.], dtype=torch.float64)
     """
-    diffs = (x.unsqueeze(0) - x.unsqueeze(1)).abs().reshape(-1, x.shape[-1])
-    width = diffs.median(dim=0).values * math.sqrt(x.shape[-1])
+    # The n x n differences are the n zeros of the diagonal and every pair i < j twice, so
+    # torch's median of all n^2 (the lower middle value, sorted index (n^2 - 1) // 2) is the
+    # pair at sorted index ((n^2 - 1) // 2 - n) // 2: a selection over the n (n - 1) / 2
+    # pairs, in a contiguous row per dimension (3x faster than the median over n^2 rows).
+    n = x.shape[0]
+    rank = ((n * n - 1) // 2 - n) // 2
+    if rank < 0:
+        width = torch.zeros_like(x[0])
+    else:
+        i, j = torch.triu_indices(n, n, 1, device=x.device)
+        cols = x.T.contiguous()
+        diffs = (cols.unsqueeze(-1) - cols.unsqueeze(-2)).abs().reshape(len(cols), -1)
+        width = diffs.index_select(1, i * n + j).kthvalue(rank + 1, dim=-1).values
+    width = width * math.sqrt(x.shape[-1])
     return torch.where(width < 1e-6, width + 1.0, width)
 
 

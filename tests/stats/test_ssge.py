@@ -64,3 +64,16 @@ def test_median_bandwidth_floor():
     width = median_bandwidth(x)
     assert float(width[0]) == 1.0  # zero spread: the 1e-6 floor adds 1
     assert float(width[1]) == pytest.approx(np.sqrt(2) * 1.0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 32, 52])
+def test_median_bandwidth_equals_the_median_over_all_pairs(n):
+    """The selection over pairs i < j is exactly torch's median of all n^2 differences,
+    with ties (integer data) and without."""
+    gen = torch.Generator().manual_seed(n)
+    for x in (torch.randn(n, 5, generator=gen, dtype=F64),
+              torch.randint(0, 3, (n, 4), generator=gen).to(F64)):
+        diffs = (x.unsqueeze(0) - x.unsqueeze(1)).abs().reshape(-1, x.shape[-1])
+        brute = diffs.median(dim=0).values * np.sqrt(x.shape[-1])
+        brute = torch.where(brute < 1e-6, brute + 1.0, brute)
+        assert torch.equal(median_bandwidth(x), brute)

@@ -74,6 +74,12 @@ HYPER = (
     param("n_particles", 32, [Interval(Integral, 2, None, closed="left")], "int",
           "Function draws per step: the Monte-Carlo sample of the expected "
           "log-likelihood and the sample from which SSGE estimates the entropy gradient."),
+    param("n_mc", None, [None, Interval(Integral, 1, None, closed="left")], "int or None",
+          "How many of the ``n_particles`` draws also give the Monte-Carlo sample of the "
+          "expected log-likelihood on the minibatch (the first ``n_mc`` of them; every draw "
+          "still gives a function value at the measurement set for SSGE). None: all of them, "
+          "as the reference code. Fewer cut the network's work per step; the estimate stays "
+          "unbiased."),
     param("kl_scale", "batch", [StrOptions({"batch", "full"})], "str",
           "'batch': the reference code's objective, the functional KL counted once per "
           "minibatch (N/batch_size times the weight of the full-data ELBO); 'full': the "
@@ -171,23 +177,43 @@ def implicit_prior_draws(sampler, x: Tensor, n: int, n_out: int, nugget: float,
     return draws.to(gen.device) + math.sqrt(nugget) * noise
 
 
+def _first(draws: Params, C: int, S: int, n_mc: int) -> Params:
+    """The first ``n_mc`` of every set's ``S`` draws (set-major ``(C * n_mc, ...)``)."""
+    return {k: v.view(C, S, *v.shape[1:])[:, :n_mc].reshape(C * n_mc, *v.shape[1:])
+            for k, v in draws.items()}
+
+
+def _network_values(draws: Params, batch: Batch, problem: BayesProblem, C: int, S: int,
+                    n_mc: int, k: int) -> tuple[Tensor, Tensor]:
+    """Expected log-likelihood ``(C,)`` over ``n_mc`` draws and measurement values
+    ``(C * S, M, k)`` of all ``S``: one forward pass over both inputs when ``n_mc == S``."""
+    x, y, xm = batch["x"], batch["y"], batch["measure"].x
+    per_set = x.dim() == 3
+    if n_mc == S:
+        if per_set:
+            x, y = x.repeat_interleave(S, 0), y.repeat_interleave(S, 0)
+            xm = xm.expand(x.shape[0], -1, -1)
+        n = x.shape[-2]
+        out = problem.forward(draws, torch.cat([x, xm], dim=-2))
+        loglik = problem.likelihood.log_prob(out[:, :n], y, draws)
+        return loglik.reshape(C, S).mean(1), out[:, n:, :k]
+    fit = _first(draws, C, S, n_mc)
+    if per_set:
+        x, y = x.repeat_interleave(n_mc, 0), y.repeat_interleave(n_mc, 0)
+        xm = xm.expand(C * S, -1, -1)
+    loglik = problem.likelihood.log_prob(problem.forward(fit, x), y, fit)
+    return loglik.reshape(C, n_mc).mean(1), problem.forward(draws, xm)[..., :k]
+
+
 def _objective(variational: Params, batch: Batch, gen, *, problem: BayesProblem,
                n_particles: int, kl_scale: str, threshold: float, prior_sampler=None,
-               bandwidth: str | None = None):
+               bandwidth: str | None = None, n_mc: int | None = None):
     mean, std = split(variational)
     C, S = next(iter(mean.values())).shape[0], n_particles
     draws = draw(mean, std, gen, S)
     measure = batch["measure"]
-    x, y = batch["x"], batch["y"]
-    if x.dim() == 3:
-        x, y = x.repeat_interleave(S, 0), y.repeat_interleave(S, 0)
-        xm = measure.x.expand(x.shape[0], -1, -1)
-    else:
-        xm = measure.x
-    n, k = x.shape[-2], measure.mean.shape[0]
-    out = problem.forward(draws, torch.cat([x, xm], dim=-2))
-    loglik = problem.likelihood.log_prob(out[:, :n], y, draws).reshape(C, S).mean(1)
-    f_m = out[:, n:, :k]
+    n, k = batch["x"].shape[-2], measure.mean.shape[0]
+    loglik, f_m = _network_values(draws, batch, problem, C, S, n_mc or S, k)
     nugget = problem.prior.functional.nugget
     noise = torch.randn(f_m.shape, generator=gen, device=f_m.device, dtype=f_m.dtype)
     noisy = (f_m + math.sqrt(nugget) * noise).reshape(C, S, *f_m.shape[1:])
@@ -207,11 +233,12 @@ def update(
     state: MeanFieldState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
     learning_rate: Schedule, n_particles: int, kl_scale: str, ssge_threshold: float,
     prior_sampler=None, ssge_bandwidth: str | None = None, log_floor=None,
+    n_mc: int | None = None,
 ) -> tuple[MeanFieldState, FBNNInfo]:
     """One Adam step up the functional ELBO surrogate; pure."""
     objective = partial(_objective, problem=problem, n_particles=n_particles,
                         kl_scale=kl_scale, threshold=ssge_threshold, prior_sampler=prior_sampler,
-                        bandwidth=ssge_bandwidth)
+                        bandwidth=ssge_bandwidth, n_mc=n_mc)
     state, value, (kl,), grad_norm = ascend(state, batch, gen, objective, learning_rate)
     return floor_noise(state, log_floor), FBNNInfo(value, kl, grad_norm)
 
@@ -221,6 +248,7 @@ def build(
     kl_scale: str = "batch", ssge_threshold: float = 0.99, init_std: float = 1e-2,
     prior_sampler=None, ssge_bandwidth: str | None = None,
     n_measurement_points: int | None = None, prior_nugget=None, noise_floor: str | None = "gp",
+    n_mc: int | None = None,
 ) -> Transform:
     """Bind ``problem`` (which needs a :class:`~skfbnn.priors.functional.FunctionPrior`).
 
@@ -228,6 +256,9 @@ def build(
     builds the prior; they are accepted here so that a method's parameters all reach
     ``build``.
     """
+    if n_mc is not None and n_mc > n_particles:
+        raise ValueError(f"n_mc must be at most n_particles ({n_particles}): the likelihood "
+                         f"takes the first n_mc of the function draws. Got n_mc={n_mc}.")
     if not isinstance(problem.prior, FunctionPrior):
         raise ValueError("fBNN needs a GP prior on functions (FunctionPrior). "
                          f"Got {type(problem.prior).__name__}.")
@@ -236,5 +267,5 @@ def build(
         partial(update, problem=problem, learning_rate=learning_rate,
                 n_particles=n_particles, kl_scale=kl_scale, ssge_threshold=ssge_threshold,
                 prior_sampler=prior_sampler, ssge_bandwidth=ssge_bandwidth,
-                log_floor=_noise_floor(problem, noise_floor)),
+                log_floor=_noise_floor(problem, noise_floor), n_mc=n_mc),
     )

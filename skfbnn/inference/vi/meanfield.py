@@ -95,14 +95,16 @@ def split(variational: Params, scales: bool = True) -> tuple[Params, Params]:
 def draw(mean: Params, std: Params, gen: torch.Generator, n_mc: int) -> Params:
     """``n_mc`` reparameterised draws per set, set-major: ``(C * n_mc, ...)``; point
     estimates (keys without a scale) are repeated."""
-    repeat = (lambda t: t) if n_mc == 1 else (lambda t: t.repeat_interleave(n_mc, 0))
     draws = {}
     for k, m in mean.items():
-        m = repeat(m)
-        if k in std:
-            eps = torch.randn(m.shape, generator=gen, device=m.device, dtype=m.dtype)
-            m = m + repeat(std[k]) * eps
-        draws[k] = m
+        C, shape = m.shape[0], m.shape[1:]
+        if k not in std:
+            draws[k] = m if n_mc == 1 else m.repeat_interleave(n_mc, 0)
+            continue
+        eps = torch.randn((C * n_mc, *shape), generator=gen, device=m.device, dtype=m.dtype)
+        # broadcast over the draws rather than repeating mean and std (same values)
+        eps = eps.view(C, n_mc, *shape)
+        draws[k] = (m.unsqueeze(1) + std[k].unsqueeze(1) * eps).reshape(C * n_mc, *shape)
     return draws
 
 

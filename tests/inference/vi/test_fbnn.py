@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 import torch
 
+from skfbnn.inference.types import BayesProblem
 from skfbnn.inference.vi import fbnn
-from skfbnn.priors.functional import MeasurementDraw
+from skfbnn.likelihoods import HeteroscedasticGaussianLikelihood
+from skfbnn.nn.functional import init_params, make_forward
+from skfbnn.nn.mlp import build_mlp
+from skfbnn.priors.functional import FunctionalPrior, FunctionPrior, MeasurementDraw
 
 F64 = torch.float64
 D = 4
@@ -110,3 +114,37 @@ def test_a_bad_prior_sampler_gets_a_clear_error():
         fbnn.implicit_prior_draws(lambda X, n, rng: np.zeros((n, 4)), x, 3, 1, 0.0, gen)
     got = fbnn.implicit_prior_draws(lambda X, n, rng: np.ones((n, 5)), x, 3, 1, 0.0, gen)
     assert got.shape == (3, 5, 1) and bool((got == 1).all())
+
+
+@pytest.mark.parametrize("per_set", [False, True])
+def test_n_mc_takes_the_likelihood_from_the_first_draws(per_set):
+    """With ``n_mc < n_particles`` the measurement values are still every draw's, and the
+    expected log-likelihood is the mean over the first ``n_mc`` draws of each set, exactly
+    as the one-pass evaluation of all draws gives them (per-set minibatches too)."""
+    gen = torch.Generator().manual_seed(0)
+    net = build_mlp(2, 2, (6,), "tanh")
+    problem = BayesProblem(make_forward(net), HeteroscedasticGaussianLikelihood(),
+                           FunctionPrior(FunctionalPrior(None, None, 0.1)), 20)
+    C, S, n_mc = 2, 5, 3
+    draws = init_params(net, C * S, gen, device=torch.device("cpu"), dtype=F64)
+    x = torch.randn(*((C,) if per_set else ()), 7, 2, generator=gen, dtype=F64)
+    y = torch.randn(*x.shape[:-1], 1, generator=gen, dtype=F64)
+    xm = torch.randn(4, 2, generator=gen, dtype=F64)
+    batch = {"x": x, "y": y, "measure": MeasurementDraw(xm, torch.zeros(1, 4, dtype=F64),
+                                                        torch.eye(4, dtype=F64)[None])}
+    all_ll, all_fm = fbnn._network_values(draws, batch, problem, C, S, S, 1)
+    few_ll, few_fm = fbnn._network_values(draws, batch, problem, C, S, n_mc, 1)
+    torch.testing.assert_close(few_fm, all_fm, rtol=1e-12, atol=1e-12)
+    xs = x.repeat_interleave(S, 0) if per_set else x
+    ys = y.repeat_interleave(S, 0) if per_set else y
+    each = problem.likelihood.log_prob(problem.forward(draws, xs), ys, draws).reshape(C, S)
+    torch.testing.assert_close(all_ll, each.mean(1), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(few_ll, each[:, :n_mc].mean(1), rtol=1e-12, atol=1e-12)
+    assert not torch.allclose(few_ll, all_ll)
+
+
+def test_n_mc_above_n_particles_gets_a_clear_error():
+    problem = BayesProblem(lambda p, x: x, HeteroscedasticGaussianLikelihood(),
+                           FunctionPrior(FunctionalPrior(None, None, 0.1)), 20)
+    with pytest.raises(ValueError, match=r"n_mc must be at most n_particles \(4\).*n_mc=5"):
+        fbnn.build(problem, learning_rate=lambda t: 1e-3, n_particles=4, n_mc=5)
