@@ -14,7 +14,11 @@ a collection of the previous fit's objects fell into the next one (BBB's 300-ste
 0.57 s right after an ifBDE fit and 0.45 s otherwise, which put its slope at 1.05 ms
 instead of 1.42-1.48).
 
+``--variant fbnn:n_mc=8`` also times a method with one parameter changed (an integer,
+float or string value), against the same baselines as the method.
+
 Usage: python benchmarks/bench_functional_vi.py [--k 400] [--repeats 3] [--data-home ...]
+       [--variant METHOD:PARAM=VALUE ...]
 """
 
 from __future__ import annotations
@@ -53,6 +57,25 @@ def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
     return (X - X.mean(0)) / np.where(std > 0, std, 1.0), y
 
 
+def add_variant(spec: str) -> None:
+    """Time ``method`` with ``param=value`` too (``spec`` is ``"method:param=value"``)."""
+    method, _, setting = spec.partition(":")
+    key, _, text = setting.partition("=")
+    if method not in ESTIMATORS or not key or not text:
+        raise SystemExit(f"--variant needs METHOD:PARAM=VALUE with METHOD in {list(ESTIMATORS)}."
+                         f" Got {spec!r}.")
+    for cast in (int, float, str):
+        try:
+            value = cast(text)
+            break
+        except ValueError:
+            continue
+    name = f"{method}[{key}={text}]"
+    ESTIMATORS[name] = ESTIMATORS[method]
+    NETWORKS[name] = {**NETWORKS[method], key: value}
+    PAIRS.extend((name, base) for new, base in list(PAIRS) if new == method)
+
+
 def seconds_per_step(name: str, k: int, seed: int, X, y) -> float:
     return slope(ESTIMATORS[name], X, y, k, seed, **NETWORKS[name])
 
@@ -62,7 +85,11 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=400)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--data-home", default=None)
+    parser.add_argument("--variant", action="append", default=[],
+                        help="METHOD:PARAM=VALUE, e.g. fbnn:n_mc=8 (repeatable)")
     args = parser.parse_args()
+    for spec in args.variant:
+        add_variant(spec)
     X, y = boston(args.data_home)
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"{torch.get_num_threads()} threads; Boston split 0, {X.shape}; k = {args.k}")

@@ -36,7 +36,7 @@ CURRENT = {
     "pCNL": ("uci_mh_v3/pcnl-*.csv", "pcnl"),
     "BBB": ("uci_bbb_v2/*.csv", "bbb"),
     "fBNN": ("uci_fbnn_v3/*.csv", "fbnn"),
-    "ifBNN": ("uci_ifbnn_v3/*.csv", "ifbnn"),
+    "ifBNN": ("uci_ifbnn_v4/*.csv", "ifbnn"),
     "deep ensemble": ("uci_ensemble_v3/*.csv", "ensemble"),
     "ifBDE": ("uci_ifbde_v5/*.csv", "ifbde"),
 }

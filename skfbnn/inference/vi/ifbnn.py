@@ -91,9 +91,10 @@ ARCHITECTURE = {"hidden_layer_sizes": (50, 50), "activation": "gelu"}
 """ifBNN's own network: two GELU layers of 50, as fBNN's (the library's default is one tanh layer).
 
 On one tanh layer the linearised ``q`` misses the 1-D example's data region (RMSE 0.59-0.79 on
-six draws); on two GELU layers it fits all six (0.34-0.56). On UCI validation rows (splits 0-3)
-it is better on three of five sets and level on two (yacht +1.33, Boston +0.16, energy +0.05,
-concrete -0.06, wine -0.01; docs/benchmarks.md, section 5, "ifBNN's own network")."""
+six draws); on two GELU layers it fits all six (0.34-0.56) and meets the goal on two. On UCI
+validation rows (splits 0-3) it is better on three of five sets (yacht +1.33, Boston +0.16,
+energy +0.05; concrete -0.06, wine -0.01), on the test splits on five of seven (protein +0.11,
+kin8nm +0.08; concrete -0.06; docs/benchmarks.md, section 5, "ifBNN's own network")."""
 
 HYPER = (
     param("n_mc", 1, [Interval(Integral, 1, None, closed="left")], "int",

@@ -102,6 +102,9 @@ def draw(mean: Params, std: Params, gen: torch.Generator, n_mc: int) -> Params:
             draws[k] = m if n_mc == 1 else m.repeat_interleave(n_mc, 0)
             continue
         eps = torch.randn((C * n_mc, *shape), generator=gen, device=m.device, dtype=m.dtype)
+        if n_mc == 1:
+            draws[k] = m + std[k] * eps
+            continue
         # broadcast over the draws rather than repeating mean and std (same values)
         eps = eps.view(C, n_mc, *shape)
         draws[k] = (m.unsqueeze(1) + std[k].unsqueeze(1) * eps).reshape(C * n_mc, *shape)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from skfbnn.inference.types import BayesProblem
@@ -48,6 +49,20 @@ def test_draws_are_mean_plus_scale_times_noise_and_point_estimates_repeat():
     assert d["w"].shape == (8000, 3) and d["log_noise"].shape == (8000, 1)
     assert bool((d["log_noise"] == 0).all())
     assert abs(float(d["w"].std()) - 0.5) < 5 * 0.5 / math.sqrt(2 * 24000)
+
+
+@pytest.mark.parametrize("n_mc", [1, 3])
+def test_draws_are_set_major_in_the_generators_order(n_mc):
+    """Draw ``j`` of set ``c`` is row ``c * n_mc + j``: ``mean[c] + std[c] * eps`` with ``eps``
+    the generator's next normals in that order."""
+    gen = torch.Generator().manual_seed(1)
+    mean = {"w": torch.randn(2, 3, 4, generator=gen, dtype=F64)}
+    std = {"w": torch.rand(2, 3, 4, generator=gen, dtype=F64)}
+    d = draw(mean, std, torch.Generator().manual_seed(0), n_mc)["w"]
+    eps = torch.randn(2 * n_mc, 3, 4, generator=torch.Generator().manual_seed(0), dtype=F64)
+    for c in range(2):
+        for j in range(n_mc):
+            assert torch.equal(d[c * n_mc + j], mean["w"][c] + std["w"][c] * eps[c * n_mc + j])
 
 
 def test_calibrate_noise_raises_the_noise_to_the_held_out_rows_and_keeps_the_weights():
