@@ -132,6 +132,14 @@ def test_fbnn_has_its_own_network(regression_data):
     assert tuple(small.posterior_.mean["0.weight"].shape[-2:]) == (8, X.shape[1])
 
 
+def test_fbnn_kl_scale_defaults_per_task():
+    """The fBNN classifier counts the KL once per data set (the full-data ELBO); the regressor
+    keeps the reference's once per minibatch; either can be set."""
+    assert skfbnn.FBNNClassifier().kl_scale == "full"
+    assert skfbnn.FBNNRegressor().kl_scale == "batch"
+    assert skfbnn.FBNNClassifier(kl_scale="batch").kl_scale == "batch"
+
+
 def test_ensemble_with_fixed_noise_has_no_heads(regression_data):
     X, y = regression_data
     est = fitted(skfbnn.DeepEnsembleRegressor, X, y, noise_std=0.5)
