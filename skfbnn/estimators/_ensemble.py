@@ -23,9 +23,9 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(50,)
+    hidden_layer_sizes : tuple of int, default=(50, 50)
         Widths of the hidden layers; ``()`` is a linear model.
-    activation : str, default='tanh'
+    activation : str, default='gelu'
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
     random_state : int, RandomState or None, default=None
         Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
@@ -107,8 +107,8 @@ class DeepEnsembleRegressor(RegressorMixin, BayesianRegressorBase):
     def __init__(
         self,
         *,
-        hidden_layer_sizes=(50,),
-        activation='tanh',
+        hidden_layer_sizes=(50, 50),
+        activation='gelu',
         random_state=None,
         device='auto',
         dtype='float32',
@@ -152,9 +152,9 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(50,)
+    hidden_layer_sizes : tuple of int, default=(50, 50)
         Widths of the hidden layers; ``()`` is a linear model.
-    activation : str, default='tanh'
+    activation : str, default='gelu'
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
     random_state : int, RandomState or None, default=None
         Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
@@ -212,8 +212,8 @@ class DeepEnsembleClassifier(ClassifierMixin, BayesianClassifierBase):
     def __init__(
         self,
         *,
-        hidden_layer_sizes=(50,),
-        activation='tanh',
+        hidden_layer_sizes=(50, 50),
+        activation='gelu',
         random_state=None,
         device='auto',
         dtype='float32',

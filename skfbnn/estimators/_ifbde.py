@@ -28,9 +28,9 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(50,)
+    hidden_layer_sizes : tuple of int, default=(50, 50)
         Widths of the hidden layers; ``()`` is a linear model.
-    activation : str, default='tanh'
+    activation : str, default='gelu'
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
     random_state : int, RandomState or None, default=None
         Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
@@ -167,8 +167,8 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
     def __init__(
         self,
         *,
-        hidden_layer_sizes=(50,),
-        activation='tanh',
+        hidden_layer_sizes=(50, 50),
+        activation='gelu',
         random_state=None,
         device='auto',
         dtype='float32',
@@ -241,9 +241,9 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(50,)
+    hidden_layer_sizes : tuple of int, default=(50, 50)
         Widths of the hidden layers; ``()`` is a linear model.
-    activation : str, default='tanh'
+    activation : str, default='gelu'
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
     random_state : int, RandomState or None, default=None
         Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
@@ -358,8 +358,8 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
     def __init__(
         self,
         *,
-        hidden_layer_sizes=(50,),
-        activation='tanh',
+        hidden_layer_sizes=(50, 50),
+        activation='gelu',
         random_state=None,
         device='auto',
         dtype='float32',

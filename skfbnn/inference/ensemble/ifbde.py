@@ -65,6 +65,7 @@ from torch.autograd.function import once_differentiable
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
 from ...priors.weight import WeightPrior, network_params
+from ...stats.gaussian import NotPSDError, jittered_cholesky
 from ...stats.wasserstein import (
     barycenter_factor,
     barycenter_step,
@@ -79,11 +80,11 @@ from ..vi.ifbnn import check_functional, reduce_w2
 from .anchored import AnchoredPrior
 from .anchored import split as split_fixed
 from .deep_ensemble import HYPER as ENSEMBLE_HYPER
-from .deep_ensemble import NOISE, REGRESSION_HYPER, EnsembleState, check_anchored
+from .deep_ensemble import ARCHITECTURE, NOISE, REGRESSION_HYPER, EnsembleState, check_anchored
 from .deep_ensemble import init as ensemble_init
 from .random_function import draw, randomized, split
 
-__all__ = ["HYPER", "REGRESSION_HYPER", "NOISE", "IFBDEInfo", "update", "build",
+__all__ = ["ARCHITECTURE", "HYPER", "REGRESSION_HYPER", "NOISE", "IFBDEInfo", "update", "build",
            "member_covariances", "conditioned_covariance", "aggregate_w2", "init"]
 
 HYPER = (
@@ -179,7 +180,7 @@ class _ConditionedCovariance(torch.autograd.Function):
     def forward(ctx, theta: Tensor, n: int, jitter: float) -> Tensor:
         t_bb, t_bm, t_mm = theta[..., :n, :n], theta[..., :n, n:], theta[..., n:, n:]
         eye_b = torch.eye(n, dtype=theta.dtype, device=theta.device)
-        chol = torch.linalg.cholesky(t_bb + jitter * eye_b)
+        chol = _factor(t_bb + jitter * eye_b)
         white = torch.linalg.solve_triangular(chol, t_bm, upper=False)
         cov = t_mm - white.transpose(-1, -2) @ white
         if ctx.needs_input_grad[0]:
@@ -224,6 +225,20 @@ def aggregate_w2(means: Tensor | None, covs: Tensor, measure, aggregate: str,
             factor = _cholesky(barycenter_step(fixed, covs, weights))
     return gaussian_w2_factor(mean, factor.to(measure.chol.dtype), measure.mean,
                               measure.chol).sum()
+
+
+def _factor(a: Tensor) -> Tensor:
+    """Cholesky factor of ``a``. Where it fails, which takes a blown-up state (a learning rate
+    far too large sent the NTK's entries to 1e9, where the absolute jitter is lost in
+    rounding), the relative jitter of :func:`~skfbnn.stats.gaussian.jittered_cholesky`; NaN
+    where even that fails, so that the driver reports the divergence."""
+    chol, info = torch.linalg.cholesky_ex(a)
+    if not bool((info != 0).any()):
+        return chol
+    try:
+        return jittered_cholesky(a, 1e-6).chol
+    except NotPSDError:
+        return torch.full_like(a, float("nan"))
 
 
 def _cholesky(cov: Tensor) -> Tensor:

@@ -234,6 +234,26 @@ def test_conditioned_covariance_matches_the_cholesky_autograd_reference():
                                     (theta,))
 
 
+def test_conditioned_covariance_of_a_blown_up_kernel_is_finite_or_nan():
+    """A learning rate far too large sends the NTK's entries to 1e9, where the absolute jitter
+    is lost in rounding and the plain factorisation fails: the conditioned covariance then
+    takes a relative jitter and stays finite and symmetric; a kernel holding NaN gives NaN
+    (the driver reports the divergence), never a linear-algebra traceback."""
+    gen = torch.Generator().manual_seed(7)
+    n, M = 30, 4
+    B = torch.randn(1, 1, n + M, 5, generator=gen, dtype=F64)
+    # rank 5, entries of order 1e9 rounded to float32 as the NTK is: indefinite by ~1e2
+    theta = (1e9 * (B @ B.transpose(-1, -2))).float().double()
+    with pytest.raises(torch.linalg.LinAlgError):  # what the plain factorisation does
+        torch.linalg.cholesky(theta[..., :n, :n] + 0.07 * torch.eye(n, dtype=F64))
+    cov = ifbde.conditioned_covariance(theta, n, 0.07)
+    assert torch.isfinite(cov).all()
+    torch.testing.assert_close(cov, cov.transpose(-1, -2))
+    broken = theta.clone()
+    broken[..., 0, 0] = float("nan")
+    assert torch.isnan(ifbde.conditioned_covariance(broken, n, 0.07)).all()
+
+
 def _rf_problem(net, likelihood, n=20):
     prior = FunctionPrior(FunctionalPrior(None, None, NUGGET))
     return BayesProblem(make_forward(net), likelihood, prior, n, network=net)
