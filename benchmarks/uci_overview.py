@@ -36,9 +36,9 @@ CURRENT = {
     "pCNL": ("uci_mh_v3/pcnl-*.csv", "pcnl"),
     "BBB": ("uci_bbb_v2/*.csv", "bbb"),
     "fBNN": ("uci_fbnn_v3/*.csv", "fbnn"),
-    "ifBNN": ("uci_ifbnn_v4/*.csv", "ifbnn"),
-    "deep ensemble": ("uci_ensemble_v3/*.csv", "ensemble"),
-    "ifBDE": ("uci_ifbde_v5/*.csv", "ifbde"),
+    "ifBNN": ("uci_ifbnn_v5/*.csv", "ifbnn"),
+    "deep ensemble": ("uci_ensemble_v4/*.csv", "ensemble"),
+    "ifBDE": ("uci_ifbde_v6/*.csv", "ifbde"),
 }
 FAMILY = {"SGLD": "SG-MCMC", "fSGLD": "SG-MCMC", "SGHMC": "SG-MCMC", "fSGHMC": "SG-MCMC",
           "pCN": "MH", "pCNL": "MH", "BBB": "VI", "fBNN": "VI", "ifBNN": "VI",
