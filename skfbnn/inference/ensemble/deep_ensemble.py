@@ -31,8 +31,8 @@ from ..types import Batch, BayesProblem, Schedule, Transform
 from . import anchored as anchors
 
 __all__ = [
-    "ARCHITECTURE", "HYPER", "REGRESSION_HYPER", "NOISE", "EnsembleState", "EnsembleInfo", "init", "update",
-    "build", "check_anchored",
+    "ARCHITECTURE", "HYPER", "REGRESSION_HYPER", "NOISE", "EnsembleState", "EnsembleInfo", "init",
+    "update", "build", "check_anchored",
 ]
 
 ARCHITECTURE = {"hidden_layer_sizes": (50, 50), "activation": "gelu"}

@@ -79,8 +79,8 @@ from ..types import Batch, BayesProblem, Schedule, Transform
 from ..vi.ifbnn import check_functional, reduce_w2
 from .anchored import AnchoredPrior
 from .anchored import split as split_fixed
-from .deep_ensemble import HYPER as ENSEMBLE_HYPER
 from .deep_ensemble import ARCHITECTURE, NOISE, REGRESSION_HYPER, EnsembleState, check_anchored
+from .deep_ensemble import HYPER as ENSEMBLE_HYPER
 from .deep_ensemble import init as ensemble_init
 from .random_function import draw, randomized, split
 
