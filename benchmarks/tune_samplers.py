@@ -4,8 +4,11 @@ For each data set, the *training* rows of standard splits 0 and 1 (``--splits``)
 are split 80/20 (fixed permutation) into fit / validation rows; test rows are
 never read. Each named configuration (a method and its parameters, JSON) is
 fitted and scored on the validation rows: mixture log-likelihood, RMSE, 95%
-coverage, fit time, max R-hat. The configuration ``{"method": "exact_gp"}`` is
-scikit-learn's exact GP, the anchor the samplers are compared with. Records are
+coverage, fit time, max R-hat. Split ``k`` is fitted with ``random_state=k``; a
+configuration's ``"seed": s`` makes it ``s + k`` (the same configuration again with
+independent randomness: the yardstick for a difference between two configurations).
+The configuration ``{"method": "exact_gp"}`` is scikit-learn's exact GP, the anchor
+the samplers are compared with. Records are
 appended to a CSV (one row per data set, split and configuration; finished rows
 are skipped on a rerun) and a summary (mean over splits, then over data sets,
 per configuration) is printed.
@@ -74,12 +77,14 @@ def score(name: str, config: dict, dataset: str, split: int, data_home: str) -> 
     """One configuration on one data set's validation rows."""
     params = dict(config)
     method = params.pop("method")
+    seed = params.pop("seed", 0)
     Xf, yf, Xv, yv = validation_rows(dataset, split, data_home)
     try:
         if method == "exact_gp":
             rec = exact_gp(Xf, yf, Xv, yv)
         else:
-            pipe = make_regression_pipeline(method, random_state=split, device="cpu", **params)
+            pipe = make_regression_pipeline(method, random_state=seed + split, device="cpu",
+                                            **params)
             rec = evaluate_split(pipe, Xf, yf, Xv, yv)
     except Exception as exc:  # a diverging candidate is recorded, not fatal
         rec = {"rmse": np.nan, "test_ll": -np.inf, "coverage95": np.nan,

@@ -66,7 +66,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         for k, (train, test) in enumerate(splits):
             if (args.dataset, method, k) in done:
                 continue
-            pipe = make_regression_pipeline(method, random_state=k, device=args.device, **params)
+            pipe = make_regression_pipeline(method, random_state=args.seed + k,
+                                            device=args.device, **params)
             record = {"dataset": args.dataset, "method": method, "split": k,
                       **evaluate_split(pipe, X[train], y[train], X[test], y[test])}
             records.append(record)
@@ -127,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="folder holding the UCI data sets (or set SKFBNN_DATA_HOME)")
     bench.add_argument("--out", default=None, help="CSV file; existing records are skipped")
     bench.add_argument("--device", default="auto")
+    bench.add_argument("--seed", type=int, default=0,
+                       help="split k is fitted with random_state=SEED + k (default 0); another "
+                            "seed repeats a grid with independent randomness, the yardstick "
+                            "for a paired difference between two methods")
     bench.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                        help="override method hyperparameters, e.g. --set step_size=0.01")
     bench.set_defaults(func=cmd_bench)

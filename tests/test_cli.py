@@ -100,3 +100,16 @@ def test_set_values_are_parsed_as_literals():
 def test_parser_requires_a_command():
     with pytest.raises(SystemExit):
         build_parser().parse_args([])
+
+
+def test_bench_seed_offsets_every_splits_random_state(bench_csv, tmp_path):
+    """--seed 0 repeats the default grid exactly; another seed gives other fits of the same
+    splits (split k is fitted with random_state = seed + k)."""
+    default = read_records([bench_csv[0]])
+    runs = {}
+    for seed in (0, 7):
+        path = tmp_path / f"seed{seed}.csv"
+        _run(["bench", *BENCH, "--seed", str(seed), "--out", str(path)])
+        runs[seed] = read_records([path])
+    assert [r["rmse"] for r in runs[0]] == [r["rmse"] for r in default]
+    assert all(a["rmse"] != b["rmse"] for a, b in zip(runs[7], default, strict=True))

@@ -96,6 +96,11 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
+    w2_scale : str, default='full'
+        How often the regulariser is counted: 'full', once per data set (the paper's Eq. 16, ``beta
+        W2^2 / N`` beside each datum's log-likelihood); 'batch', once per minibatch (``beta W2^2 /
+        n``, n the batch size: the fBNN reference code's weighting, N / n times stronger, so that
+        its weight grows with the data set).
     barycenter_iter : int, default=0
         Fixed-point iterations of the barycenter without gradient, from the members' average
         covariance, before the one differentiable application of the map. 0: that map alone, from
@@ -188,6 +193,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         ntk_scale=0.25,
         w2_interval=4,
         w2_reduction='sum',
+        w2_scale='full',
         barycenter_iter=0,
         n_measurement_points=32,
         aggregate='barycenter',
@@ -221,6 +227,7 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         self.ntk_scale = ntk_scale
         self.w2_interval = w2_interval
         self.w2_reduction = w2_reduction
+        self.w2_scale = w2_scale
         self.barycenter_iter = barycenter_iter
         self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate
@@ -302,6 +309,11 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
     w2_reduction : str, default='sum'
         'sum': the squared distance between the Gaussians on the measurement set; 'mean': divided by
         the number of measurement points (per-point scale).
+    w2_scale : str, default='full'
+        How often the regulariser is counted: 'full', once per data set (the paper's Eq. 16, ``beta
+        W2^2 / N`` beside each datum's log-likelihood); 'batch', once per minibatch (``beta W2^2 /
+        n``, n the batch size: the fBNN reference code's weighting, N / n times stronger, so that
+        its weight grows with the data set).
     barycenter_iter : int, default=0
         Fixed-point iterations of the barycenter without gradient, from the members' average
         covariance, before the one differentiable application of the map. 0: that map alone, from
@@ -377,6 +389,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         ntk_scale=0.25,
         w2_interval=4,
         w2_reduction='sum',
+        w2_scale='full',
         barycenter_iter=0,
         n_measurement_points=32,
         aggregate='barycenter',
@@ -407,6 +420,7 @@ class IFBDEClassifier(ClassifierMixin, BayesianClassifierBase):
         self.ntk_scale = ntk_scale
         self.w2_interval = w2_interval
         self.w2_reduction = w2_reduction
+        self.w2_scale = w2_scale
         self.barycenter_iter = barycenter_iter
         self.n_measurement_points = n_measurement_points
         self.aggregate = aggregate

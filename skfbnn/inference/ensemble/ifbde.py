@@ -114,6 +114,11 @@ HYPER = (
     param("w2_reduction", "sum", [StrOptions({"sum", "mean"})], "str",
           "'sum': the squared distance between the Gaussians on the measurement set; "
           "'mean': divided by the number of measurement points (per-point scale)."),
+    param("w2_scale", "full", [StrOptions({"full", "batch"})], "str",
+          "How often the regulariser is counted: 'full', once per data set (the paper's Eq. 16, "
+          "``beta W2^2 / N`` beside each datum's log-likelihood); 'batch', once per minibatch "
+          "(``beta W2^2 / n``, n the batch size: the fBNN reference code's weighting, N / n "
+          "times stronger, so that its weight grows with the data set)."),
     param("barycenter_iter", 0, [Interval(Integral, 0, None, closed="left")], "int",
           "Fixed-point iterations of the barycenter without gradient, from the members' "
           "average covariance, before the one differentiable application of the map. 0: "
@@ -279,6 +284,7 @@ def update(
     state: EnsembleState, batch: Batch, gen: torch.Generator, *, problem: BayesProblem,
     members: BayesProblem, learning_rate: Schedule, beta: float, reduction: str,
     aggregate: str, scale: float, interval: int = 1, barycenter_iter: int = 0,
+    w2_scale: str = "full",
 ) -> tuple[EnsembleState, IFBDEInfo]:
     """One Adam step of every member up the ifBDE objective; pure. ``members`` is the
     members' own problem (likelihood, weight prior, and the forward pass of ``f + g``
@@ -291,6 +297,8 @@ def update(
     ``interval``-th step (and the first), the steps in between reusing the gradient of
     its last evaluation, cached in ``state.regularizer``."""
     measure = batch.get("measure") if beta else None
+    if w2_scale == "batch":  # the objective is divided by N below: count the W2 N / n times
+        beta = beta * problem.n_data / batch["x"].shape[-2]
     own, fixed = split_fixed(state.params)
     leaves = {k: v.detach().requires_grad_(True) for k, v in own.items()}
     cached = state.regularizer if measure is not None else None
@@ -349,7 +357,7 @@ def build(
     beta: float = 0.3, w2_reduction: str = "sum", aggregate: str = "barycenter",
     n_measurement_points: int | None = None, random_function: bool = False,
     anchored: bool = False, ntk_scale: float | None = 0.25, w2_interval: int = 4,
-    barycenter_iter: int = 0,
+    barycenter_iter: int = 0, w2_scale: str = "full",
 ) -> Transform:
     """Bind ``problem`` (a :class:`~skfbnn.priors.functional.FunctionPrior` and a Jacobian).
 
@@ -390,5 +398,5 @@ def build(
         partial(update, problem=problem, members=members,
                 learning_rate=learning_rate, beta=beta, reduction=w2_reduction,
                 aggregate=aggregate, scale=_ntk_scale(ntk_scale, prior_std),
-                interval=w2_interval, barycenter_iter=barycenter_iter),
+                interval=w2_interval, barycenter_iter=barycenter_iter, w2_scale=w2_scale),
     )

@@ -345,14 +345,15 @@ def test_trained_linear_members_reach_the_posterior_mean_not_draws_of_it():
     torch.testing.assert_close(w, exact.expand(4, 3), rtol=0, atol=1e-5)
 
 
-def _lazy_run(interval, n_steps, monkeypatch=None, seed=9):
-    """``n_steps`` ifBDE updates with ``w2_interval=interval``; states and infos."""
+def _lazy_run(interval, n_steps, monkeypatch=None, seed=9, **options):
+    """``n_steps`` ifBDE updates with ``w2_interval=interval`` (``beta=1`` unless
+    ``options`` say otherwise); states and infos."""
     gen = torch.Generator().manual_seed(seed)
     net = build_mlp(2, 2, (6,), "tanh")
     problem = _problem(net, HeteroscedasticGaussianLikelihood())
     params = init_params(net, 3, gen, device=torch.device("cpu"), dtype=F64)
     transform = ifbde.build(problem, learning_rate=lambda t: 1e-2, prior_std=1.0,
-                            w2_interval=interval, beta=1.0)
+                            w2_interval=interval, **{"beta": 1.0, **options})
     states, infos, batches = [transform.init(params)], [], []
     draw, _ = _draw()
     for _ in range(n_steps):
@@ -389,6 +390,18 @@ def test_the_w2_regulariser_at_every_step_is_the_gradient_of_the_whole_objective
         lik, reg, _ = _gradients(problem, states[t].params, batches[t], 1.0)
         expected = _norms([(a - b) / 20 for a, b in zip(lik, reg, strict=True)])
         torch.testing.assert_close(infos[t].grad_norm, expected, rtol=1e-9, atol=0)
+
+
+def test_w2_scale_batch_counts_the_regulariser_once_per_minibatch():
+    """N = 20 rows, minibatches of 8: the W2 weighs N / n = 2.5 times beta."""
+    problem, states, infos, batches = _lazy_run(1, 2, beta=0.4, w2_scale="batch")
+    for t in range(2):
+        lik, reg, _ = _gradients(problem, states[t].params, batches[t], 0.4 * 20 / 8)
+        expected = _norms([(a - b) / 20 for a, b in zip(lik, reg, strict=True)])
+        torch.testing.assert_close(infos[t].grad_norm, expected, rtol=1e-9, atol=0)
+        _, once, _ = _gradients(problem, states[t].params, batches[t], 0.4)
+        assert not torch.allclose(infos[t].grad_norm, _norms(
+            [(a - b) / 20 for a, b in zip(lik, once, strict=True)]), rtol=1e-3)
 
 
 def test_a_lazy_regulariser_evaluates_its_covariance_part_every_interval_steps(monkeypatch):
