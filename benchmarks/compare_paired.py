@@ -5,6 +5,10 @@ one markdown row per data set with both sides' test log-likelihood, RMSE and 95%
 (mean over the splits both sides have) and the paired difference of test log-likelihood,
 ``b - a``: mean ± standard error, its z and on how many splits ``b`` is ahead.
 
+A side may list replicates of the same grid run with other seeds (``skfbnn bench --seed``),
+joined by ``+``: the ``r``-th of one side is paired with the ``r``-th of the other, and every
+pair counts (``splits`` is then the number of pairs).
+
 Usage: python benchmarks/compare_paired.py \
            "margin 0.1=benchmarks/results/uci_v10/*.csv:fsghmc" \
            "margin 0.25=benchmarks/results/uci_v11/*.csv:fsghmc"
@@ -21,11 +25,16 @@ from skfbnn.bench.report import read_records
 
 
 def load(spec: str) -> tuple[str, dict]:
-    """``{(dataset, split): record}`` of ``LABEL=GLOB:METHOD``."""
+    """``{(dataset, split, replicate): record}`` of ``LABEL=GLOB:METHOD[+GLOB:METHOD...]``
+    (the ``r``-th ``GLOB:METHOD`` is replicate ``r``)."""
     label, _, rest = spec.partition("=")
-    pattern, _, method = rest.rpartition(":")
-    records = read_records(sorted(glob.glob(pattern)))
-    return label, {(r["dataset"], int(r["split"])): r for r in records if r["method"] == method}
+    out = {}
+    for replicate, part in enumerate(rest.split("+")):
+        pattern, _, method = part.rpartition(":")
+        for r in read_records(sorted(glob.glob(pattern))):
+            if r["method"] == method:
+                out[r["dataset"], int(r["split"]), replicate] = r
+    return label, out
 
 
 def main() -> None:
