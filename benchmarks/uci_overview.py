@@ -38,7 +38,7 @@ CURRENT = {
     "fBNN": ("uci_fbnn_v3/*.csv", "fbnn"),
     "ifBNN": ("uci_ifbnn_v5/*.csv", "ifbnn"),
     "deep ensemble": ("uci_ensemble_v4/*.csv", "ensemble"),
-    "ifBDE": ("uci_ifbde_v6/*.csv", "ifbde"),
+    "ifBDE": ("uci_ifbde_v7/*.csv", "ifbde"),
 }
 FAMILY = {"SGLD": "SG-MCMC", "fSGLD": "SG-MCMC", "SGHMC": "SG-MCMC", "fSGHMC": "SG-MCMC",
           "pCN": "MH", "pCNL": "MH", "BBB": "VI", "fBNN": "VI", "ifBNN": "VI",
