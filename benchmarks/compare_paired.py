@@ -6,8 +6,11 @@ one markdown row per data set with both sides' test log-likelihood, RMSE and 95%
 ``b - a``: mean ± standard error, its z and on how many splits ``b`` is ahead.
 
 A side may list replicates of the same grid run with other seeds (``skfbnn bench --seed``),
-joined by ``+``: the ``r``-th of one side is paired with the ``r``-th of the other, and every
-pair counts (``splits`` is then the number of pairs).
+joined by ``+``: the ``r``-th of one side is paired with the ``r``-th of the other. The
+replicates of one split share its data, so their differences are not independent: each
+split's differences are averaged over its replicates first, and the standard error, z and
+``ahead`` are over splits (``pairs`` counts the pairs, ``splits`` the splits). Without
+replicates the two are the same.
 
 Usage: python benchmarks/compare_paired.py \
            "margin 0.1=benchmarks/results/uci_v10/*.csv:fsghmc" \
@@ -37,15 +40,28 @@ def load(spec: str) -> tuple[str, dict]:
     return label, out
 
 
+def split_means(diffs: dict) -> np.ndarray:
+    """Per split, the mean of ``diffs`` (keyed ``(dataset, split, replicate)``) over its
+    replicates, in split order.
+
+    Examples
+    --------
+    >>> split_means({("d", 0, 0): 1.0, ("d", 0, 1): 3.0, ("d", 1, 0): -1.0})
+    array([ 2., -1.])
+    """
+    splits = sorted({k[1] for k in diffs})
+    return np.array([np.mean([v for k, v in diffs.items() if k[1] == s]) for s in splits])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("a")
     parser.add_argument("b")
     args = parser.parse_args()
     (name_a, a), (name_b, b) = load(args.a), load(args.b)
-    print(f"| data set | splits | {name_a}: LL, RMSE, cov95 | {name_b}: LL, RMSE, cov95 | "
-          f"{name_b} − {name_a} (LL) | z | ahead |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"| data set | pairs | splits | {name_a}: LL, RMSE, cov95 | "
+          f"{name_b}: LL, RMSE, cov95 | {name_b} − {name_a} (LL) | z | splits ahead |")
+    print("|---|---|---|---|---|---|---|---|")
     for dataset in sorted({k[0] for k in a} & {k[0] for k in b}):
         keys = sorted(k for k in a.keys() & b.keys() if k[0] == dataset)
         cells = []
@@ -54,10 +70,10 @@ def main() -> None:
             cells.append(f"{np.mean([r['test_ll'] for r in rows]):.3f}, "
                          f"{np.mean([r['rmse'] for r in rows]):.3g}, "
                          f"{np.mean([r['coverage95'] for r in rows]):.3f}")
-        diff = np.array([b[k]["test_ll"] - a[k]["test_ll"] for k in keys])
+        diff = split_means({k: b[k]["test_ll"] - a[k]["test_ll"] for k in keys})
         se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.nan
         z = diff.mean() / se if se > 0 else np.nan
-        print(f"| {dataset} | {len(keys)} | {cells[0]} | {cells[1]} | "
+        print(f"| {dataset} | {len(keys)} | {len(diff)} | {cells[0]} | {cells[1]} | "
               f"{diff.mean():+.3f} ± {se:.3f} | {z:+.1f} | {int((diff > 0).sum())} |")
 
 
