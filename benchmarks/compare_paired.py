@@ -10,11 +10,12 @@ joined by ``+``: the ``r``-th of one side is paired with the ``r``-th of the oth
 replicates of one split share its data, so their differences are not independent: each
 split's differences are averaged over its replicates first, and the standard error, z and
 ``ahead`` are over splits (``pairs`` counts the pairs, ``splits`` the splits). Without
-replicates the two are the same.
+replicates the two are the same. ``per seed`` is each replicate's mean difference, and
+``--plot FILE`` draws the differences with two standard errors and those means.
 
 Usage: python benchmarks/compare_paired.py \
            "margin 0.1=benchmarks/results/uci_v10/*.csv:fsghmc" \
-           "margin 0.25=benchmarks/results/uci_v11/*.csv:fsghmc"
+           "margin 0.25=benchmarks/results/uci_v11/*.csv:fsghmc" [--plot diff.png]
 """
 
 from __future__ import annotations
@@ -53,28 +54,68 @@ def split_means(diffs: dict) -> np.ndarray:
     return np.array([np.mean([v for k, v in diffs.items() if k[1] == s]) for s in splits])
 
 
+def replicate_means(diffs: dict) -> list[float]:
+    """Per replicate, the mean of ``diffs`` (keyed ``(dataset, split, replicate)``) over
+    its splits, in replicate order."""
+    reps = sorted({k[2] for k in diffs})
+    return [float(np.mean([v for k, v in diffs.items() if k[2] == r])) for r in reps]
+
+
+def plot(rows: list[tuple], name_a: str, name_b: str, path: str) -> None:
+    """A forest plot of ``rows`` ``(dataset, mean, se, per-replicate means)``: the mean
+    difference with two standard errors, and each replicate's mean."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(rows) + 1.2))
+    for i, (_, mean, se, reps) in enumerate(rows):
+        y = len(rows) - 1 - i
+        ax.errorbar(mean, y, xerr=2 * se, fmt="o", color="black", capsize=3,
+                    label="mean over splits, ± 2 s.e." if i == 0 else None)
+        if len(reps) > 1:
+            ax.plot(reps, [y + 0.22] * len(reps), "|", color="tab:blue", markersize=9,
+                    label="each seed's mean" if i == 0 else None)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows][::-1])
+    ax.set_xlabel(f"test log-likelihood, {name_b} − {name_a} (nats per test row)")
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("a")
     parser.add_argument("b")
+    parser.add_argument("--plot", help="also draw the differences into this image file")
     args = parser.parse_args()
     (name_a, a), (name_b, b) = load(args.a), load(args.b)
     print(f"| data set | pairs | splits | {name_a}: LL, RMSE, cov95 | "
-          f"{name_b}: LL, RMSE, cov95 | {name_b} − {name_a} (LL) | z | splits ahead |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"{name_b}: LL, RMSE, cov95 | {name_b} − {name_a} (LL) | z | splits ahead | "
+          f"per seed |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for dataset in sorted({k[0] for k in a} & {k[0] for k in b}):
         keys = sorted(k for k in a.keys() & b.keys() if k[0] == dataset)
         cells = []
         for side in (a, b):
-            rows = [side[k] for k in keys]
-            cells.append(f"{np.mean([r['test_ll'] for r in rows]):.3f}, "
-                         f"{np.mean([r['rmse'] for r in rows]):.3g}, "
-                         f"{np.mean([r['coverage95'] for r in rows]):.3f}")
-        diff = split_means({k: b[k]["test_ll"] - a[k]["test_ll"] for k in keys})
+            records = [side[k] for k in keys]
+            cells.append(f"{np.mean([r['test_ll'] for r in records]):.3f}, "
+                         f"{np.mean([r['rmse'] for r in records]):.3g}, "
+                         f"{np.mean([r['coverage95'] for r in records]):.3f}")
+        diffs = {k: b[k]["test_ll"] - a[k]["test_ll"] for k in keys}
+        diff = split_means(diffs)
+        reps = replicate_means(diffs)
         se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.nan
         z = diff.mean() / se if se > 0 else np.nan
+        rows.append((dataset, diff.mean(), se, reps))
         print(f"| {dataset} | {len(keys)} | {len(diff)} | {cells[0]} | {cells[1]} | "
-              f"{diff.mean():+.3f} ± {se:.3f} | {z:+.1f} | {int((diff > 0).sum())} |")
+              f"{diff.mean():+.3f} ± {se:.3f} | {z:+.1f} | {int((diff > 0).sum())} | "
+              f"{', '.join(f'{r:+.3f}' for r in reps)} |")
+    if args.plot:
+        plot(rows, name_a, name_b, args.plot)
 
 
 if __name__ == "__main__":
