@@ -29,7 +29,7 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(50, 50)
+    hidden_layer_sizes : tuple of int, default=(32, 32)
         Widths of the hidden layers; ``()`` is a linear model.
     activation : str, default='gelu'
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
@@ -165,7 +165,7 @@ class FBNNRegressor(RegressorMixin, BayesianRegressorBase):
     def __init__(
         self,
         *,
-        hidden_layer_sizes=(50, 50),
+        hidden_layer_sizes=(32, 32),
         activation='gelu',
         random_state=None,
         device='auto',
@@ -239,7 +239,7 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(50, 50)
+    hidden_layer_sizes : tuple of int, default=(32, 32)
         Widths of the hidden layers; ``()`` is a linear model.
     activation : str, default='gelu'
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
@@ -353,7 +353,7 @@ class FBNNClassifier(ClassifierMixin, BayesianClassifierBase):
     def __init__(
         self,
         *,
-        hidden_layer_sizes=(50, 50),
+        hidden_layer_sizes=(32, 32),
         activation='gelu',
         random_state=None,
         device='auto',

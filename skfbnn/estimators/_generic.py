@@ -27,7 +27,7 @@ class BayesianNetRegressor(RegressorMixin, BayesianRegressorBase):
         unspecified ones take that estimator's defaults.
     hidden_layer_sizes : tuple of int or None, default=None
         Widths of the hidden layers; ``()`` is a linear model. None: the method's default, (50,), or
-        its own (pcn: (50, 50), pcnl: (50, 50), mala: (50, 50), ensemble: (50, 50), fbnn: (50, 50),
+        its own (pcn: (50, 50), pcnl: (50, 50), mala: (50, 50), ensemble: (50, 50), fbnn: (32, 32),
         ifbnn: (50, 50), ifbde: (50, 50)).
     activation : str or None, default=None
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
@@ -106,7 +106,7 @@ class BayesianNetClassifier(ClassifierMixin, BayesianClassifierBase):
         unspecified ones take that estimator's defaults.
     hidden_layer_sizes : tuple of int or None, default=None
         Widths of the hidden layers; ``()`` is a linear model. None: the method's default, (50,), or
-        its own (pcn: (50, 50), pcnl: (50, 50), mala: (50, 50), ensemble: (50, 50), fbnn: (50, 50),
+        its own (pcn: (50, 50), pcnl: (50, 50), mala: (50, 50), ensemble: (50, 50), fbnn: (32, 32),
         ifbnn: (50, 50), ifbde: (50, 50)).
     activation : str or None, default=None
         Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].

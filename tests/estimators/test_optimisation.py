@@ -112,11 +112,12 @@ def test_a_method_default_of_the_run_length_reaches_the_run(regression_data):
 
 
 def test_fbnn_has_its_own_network(regression_data):
-    """fBNN's and ifBNN's two GELU layers of 50 replace the library's one tanh layer, for both
-    tasks and through the generic estimator; a given network still wins."""
-    for cls in (skfbnn.FBNNRegressor, skfbnn.FBNNClassifier, skfbnn.IFBNNRegressor,
-                skfbnn.IFBNNClassifier):
-        assert (cls().hidden_layer_sizes, cls().activation) == ((50, 50), "gelu")
+    """fBNN's two GELU layers of 32 and ifBNN's two of 50 replace the library's one tanh
+    layer of 50, for both tasks and through the generic estimator; a given network still
+    wins."""
+    for cls, sizes in ((skfbnn.FBNNRegressor, (32, 32)), (skfbnn.FBNNClassifier, (32, 32)),
+                       (skfbnn.IFBNNRegressor, (50, 50)), (skfbnn.IFBNNClassifier, (50, 50))):
+        assert (cls().hidden_layer_sizes, cls().activation) == (sizes, "gelu")
     assert skfbnn.BBBRegressor().hidden_layer_sizes == (50,)
     X, y = regression_data
     budget = {"n_iter": 3, "n_particles": 4, "n_measurement_points": 8, "prior_fit_iter": 5,
@@ -124,8 +125,8 @@ def test_fbnn_has_its_own_network(regression_data):
     generic = skfbnn.BayesianNetRegressor(method="fbnn", random_state=0, device="cpu",
                                           method_params=budget).fit(X, y)
     mean = generic.posterior_.mean
-    assert tuple(mean["0.weight"].shape[-2:]) == (50, X.shape[1])
-    assert tuple(mean["2.weight"].shape[-2:]) == (50, 50)
+    assert tuple(mean["0.weight"].shape[-2:]) == (32, X.shape[1])
+    assert tuple(mean["2.weight"].shape[-2:]) == (32, 32)
     assert isinstance(generic.network_[1], torch.nn.GELU)
     small = make(skfbnn.FBNNRegressor, hidden_layer_sizes=(8,), activation="tanh",
                  **budget).fit(X, y)
