@@ -14,8 +14,9 @@ a collection of the previous fit's objects fell into the next one (BBB's 300-ste
 0.57 s right after an ifBDE fit and 0.45 s otherwise, which put its slope at 1.05 ms
 instead of 1.42-1.48).
 
-``--variant fbnn:n_mc=8`` also times a method with one parameter changed (an integer,
-float or string value), against the same baselines as the method.
+``--variant fbnn:n_mc=8`` also times a method with one parameter changed (a Python literal,
+e.g. ``"fbnn:hidden_layer_sizes=(50, 50)"``, or else a string), against the same baselines
+as the method.
 
 Usage: python benchmarks/bench_functional_vi.py [--k 400] [--repeats 3] [--data-home ...]
        [--variant METHOD:PARAM=VALUE ...]
@@ -24,6 +25,7 @@ Usage: python benchmarks/bench_functional_vi.py [--k 400] [--repeats 3] [--data-
 from __future__ import annotations
 
 import argparse
+import ast
 import platform
 
 import numpy as np
@@ -64,12 +66,10 @@ def add_variant(spec: str) -> None:
     if method not in ESTIMATORS or not key or not text:
         raise SystemExit(f"--variant needs METHOD:PARAM=VALUE with METHOD in {list(ESTIMATORS)}."
                          f" Got {spec!r}.")
-    for cast in (int, float, str):
-        try:
-            value = cast(text)
-            break
-        except ValueError:
-            continue
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = text
     name = f"{method}[{key}={text}]"
     ESTIMATORS[name] = ESTIMATORS[method]
     NETWORKS[name] = {**NETWORKS[method], key: value}

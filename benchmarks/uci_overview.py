@@ -35,7 +35,7 @@ CURRENT = {
     "pCN": ("uci_mh_v3/pcn-*.csv", "pcn"),
     "pCNL": ("uci_mh_v3/pcnl-*.csv", "pcnl"),
     "BBB": ("uci_bbb_v2/*.csv", "bbb"),
-    "fBNN": ("uci_fbnn_v3/*.csv", "fbnn"),
+    "fBNN": ("uci_fbnn_v4/*.csv", "fbnn"),
     "ifBNN": ("uci_ifbnn_v5/*.csv", "ifbnn"),
     "deep ensemble": ("uci_ensemble_v4/*.csv", "ensemble"),
     "ifBDE": ("uci_ifbde_v7/*.csv", "ifbde"),

@@ -88,7 +88,8 @@ __all__ = ["ARCHITECTURE", "HYPER", "REGRESSION_HYPER", "IFBNNInfo", "update", "
            "linearized_w2", "mean_part", "reduce_w2", "check_functional"]
 
 ARCHITECTURE = {"hidden_layer_sizes": (50, 50), "activation": "gelu"}
-"""ifBNN's own network: two GELU layers of 50, as fBNN's (the library's default is one tanh layer).
+"""ifBNN's own network: two GELU layers of 50, as the ensembles' (the library's default is
+one tanh layer).
 
 On one tanh layer the linearised ``q`` misses the 1-D example's data region (RMSE 0.59-0.79 on
 six draws); on two GELU layers it fits all six (0.34-0.56) and meets the goal on two. On UCI
