@@ -41,24 +41,19 @@ def load(spec: str) -> tuple[str, dict]:
     return label, out
 
 
-def split_means(diffs: dict) -> np.ndarray:
-    """Per split, the mean of ``diffs`` (keyed ``(dataset, split, replicate)``) over its
-    replicates, in split order.
+def group_means(diffs: dict, level: int) -> np.ndarray:
+    """Means of ``diffs`` (keyed ``(dataset, split, replicate)``) grouped by key entry
+    ``level`` (1: per split, over its replicates; 2: per replicate, over its splits), in
+    order of that entry.
 
     Examples
     --------
-    >>> split_means({("d", 0, 0): 1.0, ("d", 0, 1): 3.0, ("d", 1, 0): -1.0})
-    array([ 2., -1.])
+    >>> d = {("d", 0, 0): 1.0, ("d", 0, 1): 3.0, ("d", 1, 0): -1.0}
+    >>> group_means(d, 1), group_means(d, 2)
+    (array([ 2., -1.]), array([0., 3.]))
     """
-    splits = sorted({k[1] for k in diffs})
-    return np.array([np.mean([v for k, v in diffs.items() if k[1] == s]) for s in splits])
-
-
-def replicate_means(diffs: dict) -> list[float]:
-    """Per replicate, the mean of ``diffs`` (keyed ``(dataset, split, replicate)``) over
-    its splits, in replicate order."""
-    reps = sorted({k[2] for k in diffs})
-    return [float(np.mean([v for k, v in diffs.items() if k[2] == r])) for r in reps]
+    groups = sorted({k[level] for k in diffs})
+    return np.array([np.mean([v for k, v in diffs.items() if k[level] == g]) for g in groups])
 
 
 def plot(rows: list[tuple], name_a: str, name_b: str, path: str) -> None:
@@ -106,8 +101,7 @@ def main() -> None:
                          f"{np.mean([r['rmse'] for r in records]):.3g}, "
                          f"{np.mean([r['coverage95'] for r in records]):.3f}")
         diffs = {k: b[k]["test_ll"] - a[k]["test_ll"] for k in keys}
-        diff = split_means(diffs)
-        reps = replicate_means(diffs)
+        diff, reps = group_means(diffs, 1), group_means(diffs, 2)
         se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else np.nan
         z = diff.mean() / se if se > 0 else np.nan
         rows.append((dataset, diff.mean(), se, reps))
