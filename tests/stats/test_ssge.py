@@ -77,3 +77,14 @@ def test_median_bandwidth_equals_the_median_over_all_pairs(n):
         brute = diffs.median(dim=0).values * np.sqrt(x.shape[-1])
         brute = torch.where(brute < 1e-6, brute + 1.0, brute)
         assert torch.equal(median_bandwidth(x), brute)
+
+
+@pytest.mark.parametrize("bandwidth", [0.8, (0.5, 1.0, 2.0)])
+@pytest.mark.parametrize("jitter", [0.0, 1e-3])
+def test_score_at_the_samples_equals_the_score_at_points_that_are_the_samples(bandwidth, jitter):
+    """The default evaluation (at the samples, reusing the Gram matrix for the eigenfunctions)
+    gives exactly what the general path gives with the samples passed as the points (fixed
+    bandwidths: the median heuristic would see the samples twice on the general path)."""
+    x = torch.randn(40, 3, generator=torch.Generator().manual_seed(2), dtype=F64)
+    assert torch.equal(ssge_score(x, bandwidth=bandwidth, jitter=jitter),
+                       ssge_score(x, x.clone(), bandwidth=bandwidth, jitter=jitter))
