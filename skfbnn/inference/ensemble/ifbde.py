@@ -144,7 +144,7 @@ HYPER = (
 """Estimator parameters of this method (beyond its family's and its prior's)."""
 
 REGRESSION_HYPER = (
-    *ENSEMBLE_REGRESSION_HYPER,
+    *(p for p in ENSEMBLE_REGRESSION_HYPER if p.name != "prior_std"),
     param("measurement_train_fraction", 1.0, [Interval(Real, 0, 1, closed="both")], "float",
           "Fraction of the measurement set drawn from the training inputs; the rest is "
           "uniform in the widened training box. 1 for the ifBDE regressor: the W2's mean part "
