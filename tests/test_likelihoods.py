@@ -128,3 +128,62 @@ def test_gaussian_likelihood_fixed_and_learned_noise():
     assert learned.log_prior(params).shape == (3,)
     _, log_std = learned.predictive(f, params)
     assert log_std.shape == (3, 1, 2)
+
+
+def _mle_added_variance(r2: torch.Tensor, var: torch.Tensor) -> float:
+    """The exact maximiser over a >= 0 of sum_i log N(r_i; 0, var_i + a), by bisection on
+    the score sum_i (r2_i / (var_i + a)^2 - 1 / (var_i + a)), which decreases in a here."""
+    def score(a):
+        return float((r2 / (var + a) ** 2 - 1 / (var + a)).sum())
+    if score(0.0) <= 0:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while score(hi) > 0:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if score(mid) > 0 else (lo, mid)
+    return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_calibrated_variance_floor_recovers_the_missing_variance(seed):
+    """Held-out residuals with variance var_i + a (a = 2, 0.3 in two sets x two outputs; the
+    heads' var_i uniform on [0.5, 1.5]): the grid estimate is within one grid step (factor
+    2^(12/48)) of the exact maximum-likelihood a, and that is within 4 of its standard errors
+    (Fisher information sum_i 1 / (2 (var_i + a)^2)) of the truth."""
+    from skfbnn.likelihoods import calibrated_variance_floor
+
+    g = torch.Generator().manual_seed(seed)
+    n, truth = 3000, torch.tensor([[2.0, 0.3], [0.3, 2.0]], dtype=F64)
+    var = 0.5 + torch.rand(2, n, 2, generator=g, dtype=F64)
+    mean = torch.randn(2, n, 2, generator=g, dtype=F64)
+    y = mean + (var + truth[:, None, :]).sqrt() * torch.randn(2, n, 2, generator=g, dtype=F64)
+    est = calibrated_variance_floor(mean, var, y)
+    assert est.shape == (2, 2)
+    for c in range(2):
+        for o in range(2):
+            r2 = (y[c, :, o] - mean[c, :, o]) ** 2
+            mle = _mle_added_variance(r2, var[c, :, o])
+            assert 2 ** -0.25 <= float(est[c, o]) / mle <= 2 ** 0.25, (est, mle)
+            se = float((0.5 / (var[c, :, o] + truth[c, o]) ** 2).sum()) ** -0.5
+            assert abs(mle - float(truth[c, o])) < 4 * se, (mle, truth[c, o], se)
+
+
+def test_calibrated_variance_floor_only_raises():
+    """Heads twice too wide: nothing is added (never lowered); the chosen floor never scores
+    below no floor."""
+    from skfbnn.likelihoods import calibrated_variance_floor
+
+    g = torch.Generator().manual_seed(5)
+    mean = torch.zeros(3, 200, 1, dtype=F64)
+    y = torch.randn(3, 200, 1, generator=g, dtype=F64)
+    assert torch.equal(calibrated_variance_floor(mean, 2 * torch.ones_like(y), y),
+                       torch.zeros(3, 1, dtype=F64))
+    var = 0.2 * torch.ones_like(y)
+    a = calibrated_variance_floor(mean, var, y)
+
+    def score(v):
+        return (-0.5 * (y.pow(2) / v + v.log())).sum((1, 2))
+
+    assert bool((score(var + a[:, None, :]) >= score(var)).all()) and bool((a > 0).all())

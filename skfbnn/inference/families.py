@@ -14,7 +14,14 @@ from collections.abc import Callable
 from numbers import Integral, Real
 from typing import NamedTuple
 
+import torch
+
 from .._validation import Interval, StrOptions
+from ..likelihoods import (
+    VARIANCE_FLOOR_KEY,
+    HeteroscedasticGaussianLikelihood,
+    calibrated_variance_floor,
+)
 from .holdout import BestOnHeldOut, gaussian_fit_score, split_rows
 from .hyper import Param, count_param, param
 from .mh.policy import (
@@ -351,9 +358,22 @@ def _run_ensemble(transform, params, X, y, gen, hyper, problem=None, **kwargs) -
     and keeps its parameters with the best held-out log-likelihood."""
     if not hyper.get("validation_fraction", 0.0):
         return _run_optimiser(transform, params, X, y, gen, hyper, **kwargs)
-    result, _, monitor = _held_out_run(transform, params, X, y, gen, hyper, problem, {},
-                                       **kwargs)
-    return result._replace(state=result.state._replace(params=monitor.best))
+    result, held_out, monitor = _held_out_run(transform, params, X, y, gen, hyper, problem,
+                                              {}, **kwargs)
+    best = monitor.best
+    if hyper.get("calibrate_variance") and isinstance(problem.likelihood,
+                                                      HeteroscedasticGaussianLikelihood):
+        best = calibrate_heads(best, problem, X[held_out], y[held_out])
+    return result._replace(state=result.state._replace(params=best))
+
+
+def calibrate_heads(params, problem, x, y):
+    """``params`` with a variance added to each member's heads, fitted on its held-out rows
+    ``x (C, n, d)``, ``y (C, n, k)`` (:func:`~skfbnn.likelihoods.calibrated_variance_floor`)."""
+    with torch.no_grad():
+        mean, var = problem.likelihood.split(problem.forward(params, x))
+        floor = calibrated_variance_floor(mean, var, y.to(mean.dtype))
+    return {**params, VARIANCE_FLOOR_KEY: floor}
 
 
 def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:

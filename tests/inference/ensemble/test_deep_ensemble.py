@@ -71,3 +71,32 @@ def test_prior_penalises_weights():
     _, info_b = b.update(b.init(params), batch, torch.Generator())
     penalty = (WeightPrior(0.5).log_prob(params) / N)
     torch.testing.assert_close(info_a.objective, info_b.objective + penalty)
+
+
+def test_calibrate_variance_adds_a_held_out_floor_to_the_heads():
+    """``calibrate_variance=True`` trains the same members (equal means) and adds, per member
+    and output, a non-negative variance to the heads (wider aleatoric std); it survives
+    pickling; without variance heads (a fixed noise) there is nothing to calibrate."""
+    import pickle
+
+    import numpy as np
+
+    from skfbnn import DeepEnsembleRegressor
+    from skfbnn.likelihoods import VARIANCE_FLOOR_KEY
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (120, 1))
+    y = np.sin(2 * X[:, 0]) + 0.3 * rng.normal(size=120)
+    kw = dict(n_iter=300, n_estimators=3, hidden_layer_sizes=(32, 32), device="cpu",
+              random_state=0)
+    plain = DeepEnsembleRegressor(**kw).fit(X, y)
+    cal = DeepEnsembleRegressor(**kw, calibrate_variance=True).fit(X, y)
+    floor = cal.posterior_.members[VARIANCE_FLOOR_KEY]
+    assert floor.shape == (3, 1) and bool((floor >= 0).all()) and bool((floor > 0).any())
+    np.testing.assert_array_equal(cal.predict(X), plain.predict(X))
+    wider = cal.predict_std(X, kind="aleatoric") - plain.predict_std(X, kind="aleatoric")
+    assert wider.min() >= 0 and wider.max() > 0
+    loaded = pickle.loads(pickle.dumps(cal))
+    np.testing.assert_array_equal(loaded.predict_std(X), cal.predict_std(X))
+    fixed = DeepEnsembleRegressor(**kw, noise_std=0.3, calibrate_variance=True).fit(X, y)
+    assert VARIANCE_FLOOR_KEY not in fixed.posterior_.members
