@@ -100,3 +100,14 @@ def test_calibrate_variance_adds_a_held_out_floor_to_the_heads():
     np.testing.assert_array_equal(loaded.predict_std(X), cal.predict_std(X))
     fixed = DeepEnsembleRegressor(**kw, noise_std=0.3, calibrate_variance=True).fit(X, y)
     assert VARIANCE_FLOOR_KEY not in fixed.posterior_.members
+
+
+def test_calibrate_variance_without_held_out_rows_is_refused_by_name():
+    import numpy as np
+
+    from skfbnn import DeepEnsembleRegressor
+
+    X, y = np.linspace(-1, 1, 20)[:, None], np.linspace(-1, 1, 20)
+    with pytest.raises(ValueError, match="calibrate_variance.*validation_fraction=0.0"):
+        DeepEnsembleRegressor(n_iter=5, n_estimators=2, device="cpu", calibrate_variance=True,
+                              validation_fraction=0.0).fit(X, y)
