@@ -187,3 +187,22 @@ def test_calibrated_variance_floor_only_raises():
         return (-0.5 * (y.pow(2) / v + v.log())).sum((1, 2))
 
     assert bool((score(var + a[:, None, :]) >= score(var)).all()) and bool((a > 0).all())
+
+
+def test_calibrated_variance_floor_needs_the_rows_to_call_for_it():
+    """The likelihood-ratio test: heads that are right (residual variance = var) on 40 rows
+    get no floor at the default 5% level, though the unconstrained maximum may add a little;
+    threshold=0 keeps that maximum; a clear gap (variance 3 against heads of 1) passes."""
+    from skfbnn.likelihoods import calibrated_variance_floor
+
+    g = torch.Generator().manual_seed(3)
+    mean, var = torch.zeros(200, 40, 1, dtype=F64), torch.ones(200, 40, 1, dtype=F64)
+    right = torch.randn(200, 40, 1, generator=g, dtype=F64)
+    tested, raw = (calibrated_variance_floor(mean, var, right, threshold=t)
+                   for t in (3.841, 0.0))
+    assert bool((raw > 0).sum() > 50)  # about half the sets would get a floor by chance
+    assert int((tested > 0).sum()) <= 20  # about 5 expected: 2.5%, a
+    # 50:50 mixture of chi2_0 and chi2_1 at the boundary a = 0
+    assert bool((tested[tested > 0] == raw[tested > 0]).all())
+    gap = 3.0 ** 0.5 * torch.randn(200, 40, 1, generator=g, dtype=F64)
+    assert int((calibrated_variance_floor(mean, var, gap) > 0).sum()) >= 190

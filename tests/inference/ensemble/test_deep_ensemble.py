@@ -85,10 +85,12 @@ def test_calibrate_variance_adds_a_held_out_floor_to_the_heads():
     from skfbnn.likelihoods import VARIANCE_FLOOR_KEY
 
     rng = np.random.default_rng(0)
-    X = rng.uniform(-2, 2, (120, 1))
-    y = np.sin(2 * X[:, 0]) + 0.3 * rng.normal(size=120)
-    kw = dict(n_iter=300, n_estimators=3, hidden_layer_sizes=(32, 32), device="cpu",
-              random_state=0)
+    X = rng.uniform(-2, 2, (60, 1))
+    y = np.sin(2 * X[:, 0]) + 0.3 * rng.normal(size=60)
+    # 60 rows, 1000 steps: the heads learn the training residuals of one member, whose held-out
+    # rows then call for a floor beyond the likelihood-ratio test
+    kw = dict(n_iter=1000, n_estimators=3, hidden_layer_sizes=(32, 32), device="cpu",
+              random_state=0, validation_fraction=0.3)
     plain = DeepEnsembleRegressor(**kw).fit(X, y)
     cal = DeepEnsembleRegressor(**kw, calibrate_variance=True).fit(X, y)
     floor = cal.posterior_.members[VARIANCE_FLOOR_KEY]
