@@ -141,8 +141,8 @@ def calibrated_variance_floor(mean: Tensor, var: Tensor, y: Tensor, n_grid: int 
     dozen rows is dominated by the rows where a head is nearly certain. Only raised, as the
     noise of the mean-field methods (``inference.vi.meanfield.calibrate_noise``), and only
     where the rows call for it beyond their noise: on the ensembles' UCI validation rows the
-    test removed the floor's losses on yacht and halved those on energy (mean +0.001 against
-    -0.003 without it; docs/benchmarks.md, section 5).
+    test removed the floor's losses on yacht and cut those on energy (deep ensemble mean +0.001
+    against -0.003 without it; docs/benchmarks.md, section 5).
 
     Examples
     --------

@@ -122,12 +122,14 @@ class IFBDERegressor(RegressorMixin, BayesianRegressorBase):
         the hidden layers' part of the NTK at w_0). Used in training and in every prediction.
     calibrate_variance : bool, default=False
         With variance heads and ``validation_fraction > 0``: after the run, add to each member's
-        predicted variances the variance that scores its own held-out rows best (at least 0;
+        predicted variances the variance that scores its own held-out rows best, where those rows
+        call for it (at least 0, and 0 unless it passes a likelihood-ratio test at 5%;
         ``skfbnn.likelihoods.calibrated_variance_floor``). A member fits its training rows closer
         than new ones, so its heads learn too small a noise (the deep ensemble on diabetes:
         predictive variance 0.68 of the test error, coverage 0.86; with it 0.962). Off by default:
-        level on the UCI validation rows (deep ensemble -0.003, ifBDE +0.000; coverage to nominal on
-        Boston, concrete and wine, small losses on energy and yacht; docs/benchmarks.md, section 5).
+        level on the UCI validation rows (deep ensemble +0.001, ifBDE +0.002; coverage to nominal on
+        Boston, concrete and wine, small losses on concrete and energy; docs/benchmarks.md, section
+        5).
     nll_beta : float, default=0.5
         beta-NLL weight of the variance heads (Seitzer et al. 2022): each point's log-likelihood is
         weighted by its predicted variance to the power beta (constant for the gradient); 0 is the
