@@ -14,15 +14,8 @@ from collections.abc import Callable
 from numbers import Integral, Real
 from typing import NamedTuple
 
-import torch
-
 from .._validation import Interval, StrOptions
-from ..likelihoods import (
-    VARIANCE_FLOOR_KEY,
-    HeteroscedasticGaussianLikelihood,
-    calibrated_variance_floor,
-)
-from .holdout import BestOnHeldOut, gaussian_fit_score, split_rows
+from .holdout import BestOnHeldOut, calibrate_heads, gaussian_fit_score, split_rows
 from .hyper import Param, count_param, param
 from .mh.policy import (
     ACCEPT_REJECT,
@@ -357,7 +350,7 @@ def _run_ensemble(transform, params, X, y, gen, hyper, problem=None, **kwargs) -
     """The optimiser run; with ``validation_fraction`` each member holds out its own rows
     and keeps its parameters with the best held-out log-likelihood, and with
     ``calibrate_variance`` (variance heads) its heads then get the variance those rows call
-    for (:func:`calibrate_heads`)."""
+    for (:func:`.holdout.calibrate_heads`)."""
     if not hyper.get("validation_fraction", 0.0):
         if hyper.get("calibrate_variance"):
             raise ValueError("calibrate_variance=True fits the heads' variance on each member's "
@@ -367,19 +360,9 @@ def _run_ensemble(transform, params, X, y, gen, hyper, problem=None, **kwargs) -
     result, held_out, monitor = _held_out_run(transform, params, X, y, gen, hyper, problem,
                                               {}, **kwargs)
     best = monitor.best
-    if hyper.get("calibrate_variance") and isinstance(problem.likelihood,
-                                                      HeteroscedasticGaussianLikelihood):
+    if hyper.get("calibrate_variance"):
         best = calibrate_heads(best, problem, X[held_out], y[held_out])
     return result._replace(state=result.state._replace(params=best))
-
-
-def calibrate_heads(params, problem, x, y):
-    """``params`` with a variance added to each member's heads, fitted on its held-out rows
-    ``x (C, n, d)``, ``y (C, n, k)`` (:func:`~skfbnn.likelihoods.calibrated_variance_floor`)."""
-    with torch.no_grad():
-        mean, var = problem.likelihood.split(problem.forward(params, x))
-        floor = calibrated_variance_floor(mean, var, y.to(mean.dtype))
-    return {**params, VARIANCE_FLOOR_KEY: floor}
 
 
 def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:

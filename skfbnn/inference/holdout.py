@@ -10,7 +10,8 @@ The variational methods use held-out rows differently: after the run, the
 learned observation noise is set to the value under which the predictive
 (the mixture over posterior draws plus Gaussian noise) scores the held-out
 rows best (:func:`calibrated_log_noise`). Training rows cannot do that for a
-network that fits them closer than new rows.
+network that fits them closer than new rows. Ensemble members with variance heads can
+likewise have their heads raised on their own held-out rows (:func:`calibrate_heads`).
 """
 
 from __future__ import annotations
@@ -22,10 +23,16 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..likelihoods import (
+    VARIANCE_FLOOR_KEY,
+    HeteroscedasticGaussianLikelihood,
+    calibrated_variance_floor,
+)
 from ..nn.functional import Params
 from .types import BayesProblem
 
-__all__ = ["split_rows", "BestOnHeldOut", "gaussian_fit_score", "calibrated_log_noise"]
+__all__ = ["split_rows", "BestOnHeldOut", "gaussian_fit_score", "calibrated_log_noise",
+           "calibrate_heads"]
 
 
 def split_rows(n_data: int, n_members: int, fraction: float, gen: torch.Generator,
@@ -172,3 +179,15 @@ def calibrated_log_noise(f: Tensor, y: Tensor, low: float = -9.0, high: float = 
         fc, fd = (_mixture_log_likelihood(r2, x.unsqueeze(0))[0] for x in (c, d))
         a, b = torch.where(fc > fd, a, c), torch.where(fc > fd, d, b)
     return ((a + b) / 2).to(f.dtype)
+
+
+def calibrate_heads(params: Params, problem: BayesProblem, x: Tensor, y: Tensor) -> Params:
+    """``params`` with a variance added to each member's heads, fitted on its held-out rows
+    ``x (C, n, d)``, ``y (C, n, k)`` (:func:`~skfbnn.likelihoods.calibrated_variance_floor`);
+    unchanged without variance heads (a fixed noise, a classifier)."""
+    if not isinstance(problem.likelihood, HeteroscedasticGaussianLikelihood):
+        return params
+    with torch.no_grad():
+        mean, var = problem.likelihood.split(problem.forward(params, x))
+        floor = calibrated_variance_floor(mean, var, y.to(mean.dtype))
+    return {**params, VARIANCE_FLOOR_KEY: floor}
