@@ -349,10 +349,10 @@ def _held_out_run(transform, params, X, y, gen, hyper, problem, checkpoint, **kw
 def _run_ensemble(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:
     """The optimiser run; with ``validation_fraction`` each member holds out its own rows
     and keeps its parameters with the best held-out log-likelihood, and with
-    ``calibrate_variance`` (variance heads) its heads then get the variance those rows call
-    for (:func:`.holdout.calibrate_heads`)."""
+    ``calibrate_variance`` (True or 'auto') its variance heads then get the variance those
+    rows call for (:func:`.holdout.calibrate_heads`); True without held-out rows is an error."""
     if not hyper.get("validation_fraction", 0.0):
-        if hyper.get("calibrate_variance"):
+        if hyper.get("calibrate_variance") is True:
             raise ValueError("calibrate_variance=True fits the heads' variance on each member's "
                              "held-out rows: it needs validation_fraction > 0. Got "
                              f"validation_fraction={hyper['validation_fraction']!r}.")

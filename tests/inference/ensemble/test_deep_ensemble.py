@@ -91,7 +91,7 @@ def test_calibrate_variance_adds_a_held_out_floor_to_the_heads():
     # rows then call for a floor beyond the likelihood-ratio test
     kw = dict(n_iter=1000, n_estimators=3, hidden_layer_sizes=(32, 32), device="cpu",
               random_state=0, validation_fraction=0.3)
-    plain = DeepEnsembleRegressor(**kw).fit(X, y)
+    plain = DeepEnsembleRegressor(**kw, calibrate_variance=False).fit(X, y)
     cal = DeepEnsembleRegressor(**kw, calibrate_variance=True).fit(X, y)
     floor = cal.posterior_.members[VARIANCE_FLOOR_KEY]
     assert floor.shape == (3, 1) and bool((floor >= 0).all()) and bool((floor > 0).any())
@@ -102,6 +102,33 @@ def test_calibrate_variance_adds_a_held_out_floor_to_the_heads():
     np.testing.assert_array_equal(loaded.predict_std(X), cal.predict_std(X))
     fixed = DeepEnsembleRegressor(**kw, noise_std=0.3, calibrate_variance=True).fit(X, y)
     assert VARIANCE_FLOOR_KEY not in fixed.posterior_.members
+
+
+def test_calibrate_variance_auto_is_true_with_held_out_rows_and_off_without():
+    """The default 'auto' gives the members of ``True`` where there are held-out rows, and
+    without them (``validation_fraction=0``) the members of ``False``, with no error."""
+    import numpy as np
+
+    from skfbnn import DeepEnsembleRegressor
+    from skfbnn.likelihoods import VARIANCE_FLOOR_KEY
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, (60, 1))
+    y = np.sin(2 * X[:, 0]) + 0.3 * rng.normal(size=60)
+    kw = dict(n_iter=1000, n_estimators=3, hidden_layer_sizes=(32, 32), device="cpu",
+              random_state=0, validation_fraction=0.3)
+    assert DeepEnsembleRegressor().calibrate_variance == "auto"
+    auto = DeepEnsembleRegressor(**kw).fit(X, y).posterior_.members
+    true = DeepEnsembleRegressor(**kw, calibrate_variance=True).fit(X, y).posterior_.members
+    assert auto.keys() == true.keys() and VARIANCE_FLOOR_KEY in auto
+    for key in auto:
+        torch.testing.assert_close(auto[key], true[key], rtol=0, atol=0)
+    kw["validation_fraction"] = 0.0
+    auto = DeepEnsembleRegressor(**kw).fit(X, y).posterior_.members
+    off = DeepEnsembleRegressor(**kw, calibrate_variance=False).fit(X, y).posterior_.members
+    assert VARIANCE_FLOOR_KEY not in auto and auto.keys() == off.keys()
+    for key in auto:
+        torch.testing.assert_close(auto[key], off[key], rtol=0, atol=0)
 
 
 def test_calibrate_variance_without_held_out_rows_is_refused_by_name():
