@@ -129,14 +129,17 @@ CHI2_1_95 = 3.841
 
 
 def calibrated_variance_floor(mean: Tensor, var: Tensor, y: Tensor, n_grid: int = 49,
-                              threshold: float = CHI2_1_95) -> Tensor:
+                              threshold: float = CHI2_1_95,
+                              spread: Tensor | None = None) -> Tensor:
     """Per set and output, the variance ``a >= 0`` that, added to every predicted variance,
-    scores held-out rows best: ``max_a sum_i log N(y_i; mu_i, var_i + a)`` over ``a = 0`` and
+    scores held-out rows best: ``max_a sum_i log N(y_i; mu_i, var_i + s_i + a)`` over ``a = 0`` and
     ``n_grid`` values from ``2^-8`` to ``2^4`` times the median predicted variance (a factor
     of about 1.19 apart); 0 unless twice the gain in log-likelihood over ``a = 0`` reaches
     ``threshold`` (a likelihood-ratio test, 5% level by default; 0 keeps every gain).
 
-    ``mean``, ``var`` and ``y`` are ``(C, n, k)``; returns ``(C, k)``. An added variance,
+    ``mean``, ``var``, ``y`` and ``spread`` (the variance ``s`` the predictive adds beside
+    ``var``, scored but not part of the floor; 0 when None) are ``(C, n, k)``; returns
+    ``(C, k)``. An added variance,
     rather than a factor on the variances, because a factor fitted by ``mean z^2`` on a few
     dozen rows is dominated by the rows where a head is nearly certain. Only raised, as the
     noise of the mean-field methods (``inference.vi.meanfield.calibrate_noise``), and only
@@ -159,7 +162,8 @@ def calibrated_variance_floor(mean: Tensor, var: Tensor, y: Tensor, n_grid: int 
     grid = torch.cat([torch.zeros(1, dtype=var.dtype, device=var.device),
                       torch.logspace(-8, 4, n_grid, base=2.0, dtype=var.dtype, device=var.device)])
     added = grid[:, None, None] * scale  # (G, C, k)
-    total = var.unsqueeze(0) + added.unsqueeze(-2)  # (G, C, n, k)
+    base = var if spread is None else var + spread
+    total = base.unsqueeze(0) + added.unsqueeze(-2)  # (G, C, n, k)
     score = -0.5 * ((y - mean).pow(2).unsqueeze(0) / total + total.log()).sum(-2)  # (G, C, k)
     best = score.argmax(0)  # (C, k); ties go to the smallest (0 first)
     gain = score.max(0).values - score[0]

@@ -206,3 +206,28 @@ def test_calibrated_variance_floor_needs_the_rows_to_call_for_it():
     assert bool((tested[tested > 0] == raw[tested > 0]).all())
     gap = 3.0 ** 0.5 * torch.randn(200, 40, 1, generator=g, dtype=F64)
     assert int((calibrated_variance_floor(mean, var, gap) > 0).sum()) >= 190
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_calibrated_variance_floor_scores_the_spread_without_adding_it(seed):
+    """Residual variance var_i + s_i + a (s_i the spread the predictive adds, uniform on
+    [0, 1]; a = 2 and 0.3): with ``spread=s`` the estimate is within one grid step of the exact
+    maximum-likelihood a with var + s as the heads, and that is within 4 standard errors of the
+    truth; ``spread`` of zeros is no spread; the spread never raises the floor."""
+    from skfbnn.likelihoods import calibrated_variance_floor
+
+    g = torch.Generator().manual_seed(10 + seed)
+    n, truth = 3000, torch.tensor([[2.0], [0.3]], dtype=F64)
+    var = 0.5 + torch.rand(2, n, 1, generator=g, dtype=F64)
+    s = torch.rand(2, n, 1, generator=g, dtype=F64)
+    mean = torch.randn(2, n, 1, generator=g, dtype=F64)
+    y = mean + (var + s + truth[:, None, :]).sqrt() * torch.randn(2, n, 1, generator=g, dtype=F64)
+    est = calibrated_variance_floor(mean, var, y, spread=s)
+    for c in range(2):
+        mle = _mle_added_variance((y[c, :, 0] - mean[c, :, 0]) ** 2, var[c, :, 0] + s[c, :, 0])
+        assert 2 ** -0.25 <= float(est[c, 0]) / mle <= 2 ** 0.25, (est, mle)
+        se = float((0.5 / (var[c, :, 0] + s[c, :, 0] + truth[c, 0]) ** 2).sum()) ** -0.5
+        assert abs(mle - float(truth[c, 0])) < 4 * se, (mle, truth[c, 0], se)
+    assert torch.equal(calibrated_variance_floor(mean, var, y, spread=torch.zeros_like(s)),
+                       calibrated_variance_floor(mean, var, y))
+    assert bool((est <= calibrated_variance_floor(mean, var, y)).all())

@@ -184,10 +184,20 @@ def calibrated_log_noise(f: Tensor, y: Tensor, low: float = -9.0, high: float = 
 def calibrate_heads(params: Params, problem: BayesProblem, x: Tensor, y: Tensor) -> Params:
     """``params`` with a variance added to each member's heads, fitted on its held-out rows
     ``x (C, n, d)``, ``y (C, n, k)`` (:func:`~skfbnn.likelihoods.calibrated_variance_floor`);
-    unchanged without variance heads (a fixed noise, a classifier)."""
+    unchanged without variance heads (a fixed noise, a classifier).
+
+    Each member is scored as the ensemble's predictive is built: its heads plus the spread of
+    the members' means at those rows (``spread``). The predictive adds that spread to the
+    heads, and a member's error on its held-out rows already contains its distance from the
+    other members; a floor fitted on the heads alone counts the spread twice (the deep
+    ensemble on diabetes: predictive variance 1.12 of the test error, against 0.99 with it)."""
     if not isinstance(problem.likelihood, HeteroscedasticGaussianLikelihood):
         return params
     with torch.no_grad():
         mean, var = problem.likelihood.split(problem.forward(params, x))
-        floor = calibrated_variance_floor(mean, var, y.to(mean.dtype))
+        C, n = x.shape[:2]
+        rows = x.reshape(1, C * n, -1).expand(C, -1, -1)  # every member on every member's rows
+        means, _ = problem.likelihood.split(problem.forward(params, rows))
+        spread = means.reshape(C, C, n, -1).var(dim=0, unbiased=False)  # (C rows, n, k)
+        floor = calibrated_variance_floor(mean, var, y.to(mean.dtype), spread=spread)
     return {**params, VARIANCE_FLOOR_KEY: floor}

@@ -118,3 +118,36 @@ def test_a_checkpoint_by_the_fit_score_ignores_the_noise_learned_at_the_time():
     assert by_density.best_step.tolist() == [1] and by_fit.best_step.tolist() == [2]
     assert set(by_fit.best) == {"w"} and by_fit.best["w"].item() == 0.0
     torch.testing.assert_close(by_fit.best_score, torch.zeros(1, dtype=F64))  # -log MSE, MSE 1
+
+
+def test_calibrate_heads_scores_each_member_with_the_members_spread():
+    """Each member's floor is fitted on its own held-out rows with the variance of all the
+    members' means at those rows as the spread (a loop over members, by hand)."""
+    from skfbnn.inference.holdout import calibrate_heads
+    from skfbnn.likelihoods import (
+        VARIANCE_FLOOR_KEY,
+        HeteroscedasticGaussianLikelihood,
+        calibrated_variance_floor,
+    )
+    from skfbnn.nn.functional import init_params, make_forward
+    from skfbnn.nn.mlp import build_mlp
+
+    gen = torch.Generator().manual_seed(0)
+    C, n = 4, 30
+    net = build_mlp(2, 2, (8,), "tanh")
+    likelihood = HeteroscedasticGaussianLikelihood()
+    problem = BayesProblem(make_forward(net), likelihood, None, 100)
+    params = {k: 3.0 * v for k, v in  # members far apart: a spread of the heads' size
+              init_params(net, C, gen, device=torch.device("cpu"), dtype=F64).items()}
+    x = torch.randn(C, n, 2, generator=gen, dtype=F64)
+    y = 3.0 * torch.randn(C, n, 1, generator=gen, dtype=F64)  # far noisier than the heads
+    floor = calibrate_heads(params, problem, x, y)[VARIANCE_FLOOR_KEY]
+    mean, var = likelihood.split(problem.forward(params, x))
+    spread = torch.stack([
+        likelihood.split(problem.forward(params, x[c].expand(C, n, 2)))[0].var(0, unbiased=False)
+        for c in range(C)])
+    expected = calibrated_variance_floor(mean, var, y, spread=spread)
+    torch.testing.assert_close(floor, expected)
+    assert bool((floor > 0).all())
+    without = calibrated_variance_floor(mean, var, y)  # on the grid: equal or lower
+    assert bool((floor <= without).all()) and bool((floor < without).sum() >= 2)
