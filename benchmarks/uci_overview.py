@@ -37,8 +37,8 @@ CURRENT = {
     "BBB": ("uci_bbb_v2/*.csv", "bbb"),
     "fBNN": ("uci_fbnn_v4/*.csv", "fbnn"),
     "ifBNN": ("uci_ifbnn_v5/*.csv", "ifbnn"),
-    "deep ensemble": ("uci_ensemble_v5/*.csv", "ensemble"),
-    "ifBDE": ("uci_ifbde_v7/*.csv", "ifbde"),
+    "deep ensemble": ("uci_ensemble_v6/*.csv", "ensemble"),
+    "ifBDE": ("uci_ifbde_v8/*.csv", "ifbde"),
 }
 FAMILY = {"SGLD": "SG-MCMC", "fSGLD": "SG-MCMC", "SGHMC": "SG-MCMC", "fSGHMC": "SG-MCMC",
           "pCN": "MH", "pCNL": "MH", "BBB": "VI", "fBNN": "VI", "ifBNN": "VI",
