@@ -190,7 +190,9 @@ def calibrate_heads(params: Params, problem: BayesProblem, x: Tensor, y: Tensor)
     the members' means at those rows (``spread``). The predictive adds that spread to the
     heads, and a member's error on its held-out rows already contains its distance from the
     other members; a floor fitted on the heads alone counts the spread twice (the deep
-    ensemble on diabetes: predictive variance 1.12 of the test error, against 0.99 with it)."""
+    ensemble on diabetes: predictive variance 1.12 of the test error, against 0.98 with it).
+    The other members have trained on a member's held-out rows, so the spread there
+    approximates the spread on new rows."""
     if not isinstance(problem.likelihood, HeteroscedasticGaussianLikelihood):
         return params
     with torch.no_grad():
