@@ -196,10 +196,12 @@ def calibrate_heads(params: Params, problem: BayesProblem, x: Tensor, y: Tensor)
     if not isinstance(problem.likelihood, HeteroscedasticGaussianLikelihood):
         return params
     with torch.no_grad():
-        mean, var = problem.likelihood.split(problem.forward(params, x))
         C, n = x.shape[:2]
         rows = x.reshape(1, C * n, -1).expand(C, -1, -1)  # every member on every member's rows
-        means, _ = problem.likelihood.split(problem.forward(params, rows))
-        spread = means.reshape(C, C, n, -1).var(dim=0, unbiased=False)  # (C rows, n, k)
-        floor = calibrated_variance_floor(mean, var, y.to(mean.dtype), spread=spread)
+        means, vars_ = (t.reshape(C, C, n, -1) for t in
+                        problem.likelihood.split(problem.forward(params, rows)))
+        own = torch.arange(C, device=x.device)  # member c on its own held-out rows
+        spread = means.var(dim=0, unbiased=False)  # (C rows, n, k)
+        floor = calibrated_variance_floor(means[own, own], vars_[own, own],
+                                          y.to(means.dtype), spread=spread)
     return {**params, VARIANCE_FLOOR_KEY: floor}
