@@ -66,26 +66,28 @@ def sharpest_curvature(
     root = {k: (torch.ones_like(v) if inverse_mass is None else inverse_mass[k]).sqrt()
             for k, v in params.items()}
     leaves = {k: v.detach().clone().requires_grad_(True) for k, v in params.items()}
+    # the whole power iteration records its graph: each Hessian-vector product
+    # differentiates a dot product with the gradients, also inside a caller's no_grad
     with torch.enable_grad():
         grads = torch.autograd.grad(log_posterior(leaves, batch).sum(), list(leaves.values()),
                                     create_graph=True)
 
-    def apply(v: Params) -> Params:
-        w = [root[k] * v[k] for k in leaves]
-        dot = sum((g * wk).sum() for g, wk in zip(grads, w, strict=True))
-        hv = torch.autograd.grad(dot, list(leaves.values()), retain_graph=True)
-        return {k: -root[k] * h for k, h in zip(leaves, hv, strict=True)}
+        def apply(v: Params) -> Params:
+            w = [root[k] * v[k] for k in leaves]
+            dot = sum((g * wk).sum() for g, wk in zip(grads, w, strict=True))
+            hv = torch.autograd.grad(dot, list(leaves.values()), retain_graph=True)
+            return {k: -root[k] * h for k, h in zip(leaves, hv, strict=True)}
 
-    v = {k: torch.randn(p.shape, generator=gen, device=gen.device, dtype=p.dtype).to(p.device)
-         for k, p in leaves.items()}
-    first = next(iter(leaves.values()))
-    quotient = torch.zeros(first.shape[0], dtype=first.dtype, device=first.device)
-    for _ in range(n_iter):
-        norm = _chain_dot(v, v).sqrt().clamp_min(torch.finfo(quotient.dtype).tiny)
-        v = {k: t / norm.view(-1, *([1] * (t.dim() - 1))) for k, t in v.items()}
-        hv = apply(v)
-        quotient = _chain_dot(v, hv)
-        v = hv
+        v = {k: torch.randn(p.shape, generator=gen, device=gen.device, dtype=p.dtype).to(p.device)
+             for k, p in leaves.items()}
+        first = next(iter(leaves.values()))
+        quotient = torch.zeros(first.shape[0], dtype=first.dtype, device=first.device)
+        for _ in range(n_iter):
+            norm = _chain_dot(v, v).sqrt().clamp_min(torch.finfo(quotient.dtype).tiny)
+            v = {k: t / norm.view(-1, *([1] * (t.dim() - 1))) for k, t in v.items()}
+            hv = apply(v)
+            quotient = _chain_dot(v, hv)
+            v = hv
     return quotient.detach().abs()
 
 
