@@ -1,16 +1,79 @@
 """Errors and warning categories raised by the estimators (scikit-learn's convention).
 
+This module is the ground floor of the package: it imports nothing from skfbnn, so every
+layer (the driver, the priors, the estimators) raises the same classes.
+
 Catch or filter them by class, e.g.
 ``warnings.filterwarnings("error", category=SamplerDivergenceWarning)`` turns a
-suspicious fit into an exception.
+suspicious fit into an exception; ``except DivergenceError`` catches a diverged sampler
+and a diverged optimisation alike.
 """
 
 from __future__ import annotations
 
-from .inference.run import SamplerDivergenceError
+__all__ = [
+    "DivergenceError",
+    "SamplerDivergenceError",
+    "OptimisationDivergenceError",
+    "SamplerDivergenceWarning",
+    "ConstantTargetWarning",
+    "NoiseOnlyFitWarning",
+    "divergence_message",
+    "divergence_error",
+]
 
-__all__ = ["SamplerDivergenceError", "SamplerDivergenceWarning", "ConstantTargetWarning",
-           "NoiseOnlyFitWarning"]
+
+class DivergenceError(RuntimeError):
+    """A fit produced NaN, infinite or absurd values.
+
+    The message says what was measured and lists the likely causes in order: the
+    inputs' or targets' scale, outliers, the step size.
+    """
+
+
+class SamplerDivergenceError(DivergenceError):
+    """A sampler (SG-MCMC or Metropolis-Hastings) diverged."""
+
+
+class OptimisationDivergenceError(SamplerDivergenceError):
+    """An optimisation (variational inference, ensemble members) diverged.
+
+    A subclass of :class:`SamplerDivergenceError` so that code written against that
+    older, single class keeps catching every divergence.
+    """
+
+
+def divergence_message(what: str, measured: str, step_name: str) -> str:
+    """The message of a :class:`DivergenceError`: what diverged, what was measured, and
+    the likely causes in order.
+
+    Examples
+    --------
+    >>> print(divergence_message("sampler", "a chain's log posterior fell 100-fold",
+    ...                          "step_size"))  # doctest: +NORMALIZE_WHITESPACE
+    The sampler diverged: a chain's log posterior fell 100-fold. Likely causes, in order:
+    inputs far from unit scale (standardise X, e.g. with StandardScaler); outliers in X or y;
+    a step size too large for this problem (reduce step_size).
+    """
+    return (
+        f"The {what} diverged: {measured}. Likely causes, in order: inputs far from unit "
+        "scale (standardise X, e.g. with StandardScaler); outliers in X or y; a step size "
+        f"too large for this problem (reduce {step_name})."
+    )
+
+
+def divergence_error(step_name: str, measured: str) -> DivergenceError:
+    """The :class:`DivergenceError` of a run whose step parameter is ``step_name``:
+    ``step_size`` (a sampler) or ``learning_rate`` (an optimisation).
+
+    Examples
+    --------
+    >>> type(divergence_error("learning_rate", "the objective is NaN")).__name__
+    'OptimisationDivergenceError'
+    """
+    if step_name == "step_size":
+        return SamplerDivergenceError(divergence_message("sampler", measured, step_name))
+    return OptimisationDivergenceError(divergence_message("optimisation", measured, step_name))
 
 
 class SamplerDivergenceWarning(UserWarning):

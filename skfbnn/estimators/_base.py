@@ -33,7 +33,7 @@ from ..diagnostics import (
 )
 from ..inference.families import FAMILIES, sampler_lengths
 from ..inference.registry import METHODS
-from ..inference.run import SamplerDivergenceError
+from ..exceptions import SamplerDivergenceError
 from ..inference.types import BayesProblem
 from ..nn.functional import init_params, make_forward
 from ..nn.mlp import build_mlp

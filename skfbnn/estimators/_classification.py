@@ -11,7 +11,7 @@ from sklearn.utils.validation import validate_data
 
 from ..device import to_numpy
 from ..diagnostics import collapsed_chains
-from ..inference.run import SamplerDivergenceError
+from ..exceptions import SamplerDivergenceError
 from ..likelihoods import CategoricalLikelihood
 from ._base import BayesianNetBase, outputs_at
 

@@ -16,19 +16,16 @@ from typing import Any, NamedTuple
 import torch
 from torch import Tensor
 
+from ..exceptions import divergence_error
 from ..nn.functional import Params
 from .types import Transform
 
-__all__ = ["SamplerDivergenceError", "RunResult", "MinibatchStream", "run", "run_sampler"]
+__all__ = ["RunResult", "MinibatchStream", "run", "run_sampler"]
 
 logger = logging.getLogger("skfbnn")
 
 PERMUTATION_BLOCK_ROWS = 16384
 """Epochs of permutations drawn at once cover about this many rows (at most 64 epochs)."""
-
-
-class SamplerDivergenceError(RuntimeError):
-    """The sampler produced NaN or infinite values."""
 
 
 class RunResult(NamedTuple):
@@ -235,9 +232,6 @@ def run_sampler(
 
 def _diverged(step: int, log_post: Tensor, step_name: str = "step_size") -> None:
     chains = torch.nonzero(~torch.isfinite(log_post)).flatten().tolist()
-    what = "sampler" if step_name == "step_size" else "optimisation"
-    raise SamplerDivergenceError(
-        f"The {what} diverged at step {step} (non-finite objective in chain(s)/member(s) "
-        f"{chains}). The step size is most likely too large for this problem: "
-        f"reduce {step_name} (or use normalize_y=True and standardised inputs)."
-    )
+    raise divergence_error(
+        step_name, f"the objective of chain(s)/member(s) {chains} became non-finite at "
+        f"step {step}")

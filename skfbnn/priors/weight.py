@@ -7,6 +7,7 @@ import math
 import torch
 from torch import Tensor
 
+from ..exceptions import divergence_error
 from ..nn.functional import Params
 
 __all__ = ["NOISE_KEY", "LEARNED_SCALE_LIMIT", "WeightPrior", "HierarchicalWeightPrior",
@@ -195,16 +196,11 @@ class HierarchicalWeightPrior:
     def check_scale(self, step_name: str = "step_size") -> None:
         """Raise :class:`~skfbnn.exceptions.SamplerDivergenceError` when a learned
         scale exceeds ``LEARNED_SCALE_LIMIT`` (or is NaN): the weights escaped."""
-        from ..inference.run import SamplerDivergenceError
-
         largest = max((float(v.max()) for v in self.prior_std().values()), default=0.0)
         if not largest <= LEARNED_SCALE_LIMIT:  # also catches NaN
-            raise SamplerDivergenceError(
-                f"The sampler diverged: the learned weight-prior scale reached {largest:.3g} "
-                f"(plausible fits stay below {LEARNED_SCALE_LIMIT:g}), so the weights "
-                f"escaped. The step size is most likely too large for this problem: reduce "
-                f"{step_name} (and standardise the inputs)."
-            )
+            raise divergence_error(
+                step_name, f"the learned weight-prior scale reached {largest:.3g} (plausible "
+                f"fits stay below {LEARNED_SCALE_LIMIT:g}), so the weights escaped")
 
     def prior_std(self) -> dict[str, Tensor]:
         """The current prior standard deviation ``lambda_g^{-1/2}`` per chain ``(C,)``, or

@@ -7,7 +7,8 @@ from typing import NamedTuple
 import pytest
 import torch
 
-from skfbnn.inference.run import MinibatchStream, SamplerDivergenceError, run_sampler
+from skfbnn.exceptions import SamplerDivergenceError
+from skfbnn.inference.run import MinibatchStream, run_sampler
 from skfbnn.inference.types import Transform
 
 F64 = torch.float64
