@@ -8,9 +8,15 @@ standard error over folds. Methods: the skfbnn classifiers at their defaults
 (``--methods``, registry names), scikit-learn's ``MLPClassifier((50,))`` and
 ``LogisticRegression``.
 
-Usage: python benchmarks/compare_classification.py \
-           --out benchmarks/results/classification/records.csv [--methods sghmc fsghmc] \
-           [--datasets digits] [--folds 2] [--no-baselines]
+Records (one row per fold) are appended to ``--out``; a rerun skips the (data set, method)
+pairs already there.
+
+Usage (the two committed experiments):
+    python benchmarks/classification.py --methods sghmc fsghmc \
+        --out benchmarks/results/classification/small.csv
+    python benchmarks/classification.py --methods bbb ensemble ifbde fbnn ifbnn \
+        --datasets digits --folds 1 --no-baselines \
+        --out benchmarks/results/classification/digits.csv
 """
 
 from __future__ import annotations
@@ -97,9 +103,10 @@ def table(records: list[dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="benchmarks/results/classification/records.csv")
+    parser.add_argument("--out", default="benchmarks/results/classification/small.csv")
     parser.add_argument("--methods", nargs="+", default=["sghmc", "fsghmc"])
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--datasets", nargs="+",
+                        default=["wine", "breast_cancer", "two_moons", "iris"])
     parser.add_argument("--label", default="", help="suffix for the method names")
     parser.add_argument("--params", default="{}", help="JSON method_params for skfbnn")
     parser.add_argument("--folds", type=int, default=5,

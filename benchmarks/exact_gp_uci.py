@@ -10,14 +10,18 @@ log-likelihood (mean per test point), 95% coverage of the central interval, CRPS
 vector also occurs among the training inputs (a third of wine's test rows: at the best marginal
 likelihood the GP interpolates them with a tiny noise level).
 
-One row per split is appended to ``<out>/<dataset>.csv`` as soon as it is finished; a rerun skips
-the splits already there. ``--summary`` writes ``<out>/summary.md`` (mean ± standard error over
-splits) from the CSV files.
+One row per split (``dataset``, ``method`` = ``exact_gp``, ``split``, metrics, the
+hyperparameters found) is appended to ``--out`` (``benchmarks/results/uci/exact_gp.csv``, the
+UCI grid's folder) as soon as it is finished; a rerun skips the (data set, split) pairs already
+there. ``--summary`` writes the mean ± standard error over splits per data set to the same path
+with the suffix ``.md``.
 
-Usage (single core, as used for the committed results):
+Usage (single core, as used for the committed results; yacht and Boston with two random
+restarts per noise start, the other three sets with the three noise starts only):
 
-    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/exact_gp_uci.py \
-        --datasets yacht bostonHousing energy concrete wine-quality-red
+    OMP_NUM_THREADS=1 python benchmarks/exact_gp_uci.py --datasets yacht bostonHousing
+    OMP_NUM_THREADS=1 python benchmarks/exact_gp_uci.py \
+        --datasets energy concrete wine-quality-red --restarts 0
     python benchmarks/exact_gp_uci.py --time-kin8nm     # one marginal-likelihood evaluation
     python benchmarks/exact_gp_uci.py --summary
 """
@@ -44,10 +48,10 @@ from skfbnn.datasets import load_uci, load_uci_split  # noqa: E402
 from skfbnn.metrics import crps_gaussian, gaussian_nll, interval_coverage, rmse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path("/work/shared/data/uci")
-DEFAULT_OUT = ROOT / "benchmarks" / "results" / "exact_gp"
+DEFAULT_DATA = None  # $SKFBNN_DATA_HOME
+DEFAULT_OUT = ROOT / "benchmarks" / "results" / "uci" / "exact_gp.csv"
 DATASETS = ("yacht", "bostonHousing", "energy", "concrete", "wine-quality-red")
-FIELDS = ("dataset", "split", "n_train", "rmse", "test_ll", "coverage95", "crps", "fit_time",
+FIELDS = ("dataset", "method", "split", "n_train", "rmse", "test_ll", "coverage95", "crps", "fit_time",
           "n_test_dup", "test_ll_nodup", "rmse_nodup",
           "log_marginal_likelihood", "best_noise_init", "noise_level", "constant",
           "lengthscale_min", "lengthscale_median", "n_starts", "n_lml_evaluations",
@@ -103,7 +107,7 @@ def evaluate(name, split, data_home, noise_inits, restarts):
     k = gp.kernel_
     lengthscales = np.atleast_1d(k.k1.k2.length_scale)
     return {
-        "dataset": name, "split": split, "n_train": len(y_tr),
+        "dataset": name, "method": "exact_gp", "split": split, "n_train": len(y_tr),
         "rmse": rmse(y_te, mean), "test_ll": -gaussian_nll(y_te, mean, std),
         "coverage95": interval_coverage(y_te, mean, std, 0.95),
         "crps": crps_gaussian(y_te, mean, std), "fit_time": fit_time,
@@ -120,11 +124,12 @@ def evaluate(name, split, data_home, noise_inits, restarts):
     }
 
 
-def done_splits(path: Path) -> set[int]:
+def done_splits(path: Path, name: str) -> set[int]:
+    """The splits of data set ``name`` already in ``path``."""
     if not path.exists():
         return set()
     with path.open() as fh:
-        return {int(r["split"]) for r in csv.DictReader(fh)}
+        return {int(r["split"]) for r in csv.DictReader(fh) if r["dataset"] == name}
 
 
 def append(path: Path, row: dict) -> None:
@@ -136,18 +141,20 @@ def append(path: Path, row: dict) -> None:
         writer.writerow(row)
 
 
-def summary(out: Path) -> str:
+def summary(path: Path) -> str:
+    """Mean ± standard error over the splits of every data set in ``path``."""
     cols = ("rmse", "test_ll", "coverage95", "crps", "fit_time", "test_ll_nodup")
     lines = ["| dataset | splits | " + " | ".join(cols) + " |", "|" + "---|" * (len(cols) + 2)]
-    for path in sorted(out.glob("*.csv")):
-        with path.open() as fh:
-            rows = list(csv.DictReader(fh))
+    with path.open() as fh:
+        records = list(csv.DictReader(fh))
+    for name in sorted({r["dataset"] for r in records}):
+        rows = [r for r in records if r["dataset"] == name]
         cells = []
         for c in cols:
             v = np.array([float(r[c]) for r in rows])
             se = v.std(ddof=1) / np.sqrt(len(v)) if len(v) > 1 else float("nan")
             cells.append(f"{v.mean():.3f} ± {se:.3f}")
-        lines.append(f"| {path.stem} | {len(rows)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {len(rows)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -177,16 +184,16 @@ def main() -> None:
     ap.add_argument("--time-kin8nm", action="store_true",
                     help="time one marginal-likelihood + gradient evaluation on kin8nm")
     args = ap.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     if args.time_kin8nm:
         n, sec = time_one_evaluation("kin8nm", args.data_home)
         print(f"kin8nm: n_train={n}, one LML+gradient evaluation {sec:.1f} s")
         return
     if not args.summary:
+        path = args.out
         for name in args.datasets:
-            path = args.out / f"{name}.csv"
             n_splits = load_uci(name, data_home=args.data_home).n_splits
-            done = done_splits(path)
+            done = done_splits(path, name)
             for split in args.splits if args.splits is not None else range(n_splits):
                 if split in done:
                     continue
@@ -196,7 +203,7 @@ def main() -> None:
                       f"cov {row['coverage95']:.3f} fit {row['fit_time']:.1f}s "
                       f"noise_init {row['best_noise_init']}", flush=True)
     text = summary(args.out)
-    (args.out / "summary.md").write_text(text)
+    args.out.with_suffix(".md").write_text(text)
     print(text)
 
 

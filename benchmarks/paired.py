@@ -13,9 +13,14 @@ split's differences are averaged over its replicates first, and the standard err
 replicates the two are the same. ``per seed`` is each replicate's mean difference, and
 ``--plot FILE`` draws the differences with two standard errors and those means.
 
-Usage: python benchmarks/compare_paired.py \
-           "margin 0.1=benchmarks/results/uci_v10/*.csv:fsghmc" \
-           "margin 0.25=benchmarks/results/uci_v11/*.csv:fsghmc" [--plot diff.png]
+Usage: python benchmarks/paired.py \
+           "deep ensemble=benchmarks/results/uci/ensemble.csv:ensemble" \
+           "ifBDE=benchmarks/results/uci/ifbde.csv:ifbde" [--plot diff.png]
+       (the seeds experiment, seeds 0 and 1000 of both ensembles:)
+       python benchmarks/paired.py \
+           "deep ensemble=benchmarks/results/uci/ensemble.csv:ensemble+benchmarks/results/seeds/ensemble-seed1000.csv:ensemble" \
+           "ifBDE=benchmarks/results/uci/ifbde.csv:ifbde+benchmarks/results/seeds/ifbde-seed1000.csv:ifbde" \
+           --plot docs/images/ifbde_vs_ensemble_seeds.png
 """
 
 from __future__ import annotations

@@ -25,13 +25,18 @@ Protocol (paper -> here):
 - metrics on the normalised scale (targets divided by the training std): RMSE and the test
   log-likelihood of the mixture over the 15 draws (paper Eq. 10).
 
-One row per (split, method, step) is appended to ``<out>/<dataset>.csv`` as soon as it is done; a
-rerun skips finished rows. ``--summary`` prints the comparison table from the CSV files.
+One row per (split, method, step) is appended to ``<out>/<dataset>.csv``
+(``benchmarks/results/paper_protocol/``) as soon as it is done; a rerun skips finished rows.
+``--summary`` prints the comparison tables from the CSV files, with the exact GP of the UCI
+grid (``benchmarks/results/uci/exact_gp.csv``) on the same splits as a reference.
 
-Usage:
+Usage (the committed records: splits 0-2 at the mean-loss step, the paper's literal step on
+yacht and Boston's splits 0-2 and split 0 elsewhere):
 
-    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/seed_protocol.py --step paper --splits 0 1 2 3 4
-    python benchmarks/seed_protocol.py --summary > benchmarks/results/seed_protocol/summary.md
+    OMP_NUM_THREADS=1 python benchmarks/paper_protocol.py --step mean-loss --splits 0 1 2
+    OMP_NUM_THREADS=1 python benchmarks/paper_protocol.py --step paper --splits 0 1 2 \
+        --datasets yacht bostonHousing
+    python benchmarks/paper_protocol.py --summary > benchmarks/results/paper_protocol/summary.md
 """
 
 from __future__ import annotations
@@ -67,8 +72,9 @@ from skfbnn.exceptions import SamplerDivergenceError  # noqa: E402
 torch.set_num_threads(1)
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path("/work/shared/data/uci")
-DEFAULT_OUT = ROOT / "benchmarks" / "results" / "seed_protocol"
+DEFAULT_DATA = None  # $SKFBNN_DATA_HOME
+DEFAULT_OUT = ROOT / "benchmarks" / "results" / "paper_protocol"
+EXACT_GP = ROOT / "benchmarks" / "results" / "uci" / "exact_gp.csv"
 DATASETS = ("yacht", "bostonHousing", "energy", "concrete", "wine-quality-red", "kin8nm",
             "protein-tertiary-structure")
 METHODS = {"sgld": SGLDRegressor, "fsgld": FunctionalSGLDRegressor,
@@ -187,7 +193,7 @@ def fmt(m, s, digits=2):
 
 def reference_rows(out: Path, data_home: Path) -> list[str]:
     """Per data set and the splits used here: the normalised RMSE and Gaussian LL of predicting the
-    training mean with the training std, and of the exact GP (results/exact_gp, same splits)."""
+    training mean with the training std, and of the exact GP (``EXACT_GP``, same splits)."""
     splits = defaultdict(set)
     for r in read_rows(out):
         splits[r["dataset"]].add(int(r["split"]))
@@ -205,10 +211,9 @@ def reference_rows(out: Path, data_home: Path) -> list[str]:
             rm.append(np.sqrt(np.mean((y_te - mu) ** 2)) / sd)
             ll.append(np.mean(-0.5 * np.log(2 * np.pi) - 0.5 * ((y_te - mu) / sd) ** 2))
         gp_cells = ["—", "—"]
-        gp_path = out.parent / "exact_gp" / f"{d}.csv"
-        if gp_path.exists():
-            with gp_path.open() as fh:
-                gp = {int(r["split"]): r for r in csv.DictReader(fh)}
+        if EXACT_GP.exists():
+            with EXACT_GP.open() as fh:
+                gp = {int(r["split"]): r for r in csv.DictReader(fh) if r["dataset"] == d}
             common = [k for k in ks if k in gp]
             if common:
                 gp_cells = [fmt(*mean_se([float(gp[k]["rmse"]) / y_std[k] for k in common])),

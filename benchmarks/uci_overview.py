@@ -1,8 +1,8 @@
 """Every method at its current defaults on the standard UCI splits: one table, one figure.
 
-Reads the committed benchmark records of each method's latest all-split run at its current
-defaults (the ``CURRENT`` map below: the folder and record name of each), the exact GP of
-``exact_gp_uci.py`` and the published anchors, and writes
+Reads the records of the UCI grid (``benchmarks/results/uci/<method>.csv``, one file per
+method, written by ``benchmarks/uci.py``; the exact GP's by ``benchmarks/exact_gp_uci.py``)
+and the published anchors (``published.py``), and writes
 
 - a markdown table per column (test log-likelihood, RMSE, 95% coverage): one row per data set,
   one column per method, mean +- standard error over the splits run (the number of splits in
@@ -10,7 +10,7 @@ defaults (the ``CURRENT`` map below: the folder and record name of each), the ex
 - a figure: one panel per data set, every method's test log-likelihood with its standard error,
   the published MC dropout and Deep Ensembles values and the exact GP as horizontal lines.
 
-Usage: python benchmarks/uci_overview.py --markdown benchmarks/results/uci_overview.md \
+Usage: python benchmarks/uci_overview.py --markdown benchmarks/results/uci/summary.md \
            --plot docs/images/uci_overview.png
 """
 
@@ -24,21 +24,21 @@ from published import DEEP_ENSEMBLES, MC_DROPOUT
 
 from skfbnn.bench.report import read_records, summarize_records
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent / "results" / "uci"
 
-CURRENT = {
-    # method: (glob under benchmarks/results, record name in the files)
-    "SGLD": ("uci_v10/*.csv", "sgld"),
-    "fSGLD": ("uci_v11/*.csv", "fsgld"),
-    "SGHMC": ("uci_v10/*.csv", "sghmc"),
-    "fSGHMC": ("uci_v11/*.csv", "fsghmc"),
-    "pCN": ("uci_mh_v3/pcn-*.csv", "pcn"),
-    "pCNL": ("uci_mh_v3/pcnl-*.csv", "pcnl"),
-    "BBB": ("uci_bbb_v2/*.csv", "bbb"),
-    "fBNN": ("uci_fbnn_v4/*.csv", "fbnn"),
-    "ifBNN": ("uci_ifbnn_v5/*.csv", "ifbnn"),
-    "deep ensemble": ("uci_ensemble_v6/*.csv", "ensemble"),
-    "ifBDE": ("uci_ifbde_v8/*.csv", "ifbde"),
+METHODS = {
+    # column label: record file under benchmarks/results/uci (its records' method name)
+    "SGLD": "sgld",
+    "fSGLD": "fsgld",
+    "SGHMC": "sghmc",
+    "fSGHMC": "fsghmc",
+    "pCN": "pcn",
+    "pCNL": "pcnl",
+    "BBB": "bbb",
+    "fBNN": "fbnn",
+    "ifBNN": "ifbnn",
+    "deep ensemble": "ensemble",
+    "ifBDE": "ifbde",
 }
 FAMILY = {"SGLD": "SG-MCMC", "fSGLD": "SG-MCMC", "SGHMC": "SG-MCMC", "fSGHMC": "SG-MCMC",
           "pCN": "MH", "pCNL": "MH", "BBB": "VI", "fBNN": "VI", "ifBNN": "VI",
@@ -50,19 +50,19 @@ SHORT = {"bostonHousing": "Boston", "protein-tertiary-structure": "protein",
 STANDARD_SPLITS = {"protein-tertiary-structure": 5}
 GP_ARTEFACT = {"wine-quality-red"}
 """Sets where the exact GP's log-likelihood is not comparable: wine's duplicated rows let it
-interpolate a quarter of the test rows (docs/benchmarks.md, "The exact GP column"); the table
+interpolate a quarter of the test rows (docs/benchmarks.md, "The exact GP"); the table
 marks the value, the figure leaves it out."""
 
 
 def load(results: Path = RESULTS) -> dict:
-    """``{(dataset, method): {column: (mean, s.e., n)}}`` for every method of ``CURRENT`` and
+    """``{(dataset, method): {column: (mean, s.e., n)}}`` for every method of ``METHODS`` and
     ``"exact GP"``."""
     records = []
-    for method, (pattern, name) in CURRENT.items():
-        for r in read_records(sorted(results.glob(pattern))):
+    for method, name in METHODS.items():
+        for r in read_records([results / f"{name}.csv"]):
             if r["method"] == name:
                 records.append({**r, "method": method})
-    for r in read_records(sorted((results / "exact_gp").glob("*.csv"))):
+    for r in read_records([results / "exact_gp.csv"]):
         records.append({**r, "method": "exact GP", "test_ll_gauss": r["test_ll"]})
     return summarize_records(records)
 
@@ -76,7 +76,7 @@ def _cell(stats, column: str, dataset: str) -> str:
 
 def markdown(summary: dict, column: str) -> str:
     """One row per data set, one column per method, then the published anchors."""
-    methods = [*CURRENT, "exact GP"]
+    methods = [*METHODS, "exact GP"]
     lines = ["| data set | " + " | ".join(methods) + " | MC dropout | Deep Ensembles |",
              "|---|" + "---|" * (len(methods) + 2)]
     index = 1 if column == "test_ll" else 0
@@ -100,7 +100,7 @@ def plot(summary: dict, path: Path) -> None:
 
     colors = {"SG-MCMC": "tab:blue", "MH": "tab:purple", "VI": "tab:orange",
               "ensemble": "tab:green"}
-    methods = list(CURRENT)
+    methods = list(METHODS)
     fig, axes = plt.subplots(1, len(DATASETS), figsize=(2.6 * len(DATASETS), 3.8))
     for ax, d in zip(axes, DATASETS, strict=True):
         for i, m in enumerate(methods):
