@@ -303,3 +303,88 @@ def test_ece_rejects_bad_input():
         expected_calibration_error([0, 1], [0.5, 0.5])
     with pytest.raises(ValueError, match="n_bins"):
         expected_calibration_error([0], [[1.0, 0.0]], n_bins=0)
+
+
+# --------------------------------------------------- classification and OOD helpers
+def test_ece_fifteen_bins_by_hand():
+    """15 equal-width bins of the top probability: [0.6, 0.6667) holds 0.62 and 0.65,
+    [0.9333, 1] holds 0.95 and 0.99; accuracy 1/2 and 2/2."""
+    from skfbnn.metrics import reliability_curve
+
+    proba = np.array([[0.62, 0.38], [0.35, 0.65], [0.95, 0.05], [0.01, 0.99]])
+    y = np.array([0, 0, 0, 1])
+    gap_a = abs(0.5 - (0.62 + 0.65) / 2)  # bin 9: one of two correct
+    gap_b = abs(1.0 - (0.95 + 0.99) / 2)  # bin 14: both correct
+    want = (2 * gap_a + 2 * gap_b) / 4
+    assert expected_calibration_error(y, proba, n_bins=15) == pytest.approx(want, abs=1e-15)
+    counts, acc, conf = reliability_curve(y, proba, n_bins=15)
+    assert counts.tolist() == [0] * 9 + [2] + [0] * 4 + [2]
+    assert acc[9] == 0.5 and acc[14] == 1.0 and np.isnan(acc[0])
+    assert conf[9] == pytest.approx(0.635) and conf[14] == pytest.approx(0.97)
+    filled = counts > 0
+    ece = np.sum(counts[filled] * np.abs(acc[filled] - conf[filled])) / counts.sum()
+    assert ece == pytest.approx(want, abs=1e-15)
+
+
+def test_reliability_curve_matches_ece_on_random_data(rng):
+    from skfbnn.metrics import reliability_curve
+
+    proba = rng.dirichlet(np.ones(5), size=300)
+    y = rng.integers(0, 5, size=300)
+    counts, acc, conf = reliability_curve(y, proba, n_bins=15)
+    filled = counts > 0
+    ece = np.sum(counts[filled] * np.abs(acc[filled] - conf[filled])) / 300
+    assert counts.sum() == 300
+    assert ece == pytest.approx(expected_calibration_error(y, proba, n_bins=15), rel=1e-12)
+
+
+def test_brier_score_by_hand_and_against_sklearn(rng):
+    from sklearn.metrics import brier_score_loss
+
+    from skfbnn.metrics import brier_score
+
+    proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    y = np.array([0, 1])
+    want = ((0.3**2 + 0.2**2 + 0.1**2) + (0.1**2 + 0.9**2 + 0.8**2)) / 2
+    assert brier_score(y, proba) == pytest.approx(want, abs=1e-15)
+    p1 = rng.uniform(size=50)
+    yb = rng.integers(0, 2, size=50)
+    binary = np.column_stack([1 - p1, p1])
+    assert brier_score(yb, binary) == pytest.approx(2 * brier_score_loss(yb, p1), rel=1e-12)
+    with pytest.raises(ValueError, match="column indices"):
+        brier_score([0, 3], proba)
+
+
+def test_ood_auroc_equals_roc_auc_score_with_ties(rng):
+    from sklearn.metrics import roc_auc_score
+
+    from skfbnn.metrics import ood_auroc
+
+    for _ in range(5):
+        a = rng.integers(0, 6, size=40).astype(float)  # many ties
+        b = rng.integers(2, 9, size=25).astype(float)
+        want = roc_auc_score(np.r_[np.zeros(40), np.ones(25)], np.r_[a, b])
+        assert ood_auroc(a, b) == pytest.approx(want, abs=1e-12)
+    assert ood_auroc([0.0, 1.0], [2.0, 3.0]) == 1.0
+    assert ood_auroc([2.0, 3.0], [0.0, 1.0]) == 0.0
+    assert ood_auroc([1.0, 1.0], [1.0]) == 0.5
+    with pytest.raises(ValueError, match="non-empty"):
+        ood_auroc([], [1.0])
+
+
+def test_entropy_and_mutual_information_by_hand():
+    from skfbnn.metrics import mutual_information, predictive_entropy
+
+    p = np.array([[0.25, 0.25, 0.5]])
+    want = -(2 * 0.25 * np.log(0.25) + 0.5 * np.log(0.5))
+    assert predictive_entropy(p)[0] == pytest.approx(want)
+    draws = np.array([[[0.9, 0.1], [0.5, 0.5]],
+                      [[0.1, 0.9], [0.5, 0.5]]])  # (S=2, n=2, K=2)
+    h = lambda q: -(q * np.log(q)).sum()  # noqa: E731
+    mi = mutual_information(draws)
+    assert mi[0] == pytest.approx(h(np.array([0.5, 0.5])) - h(np.array([0.9, 0.1])))
+    assert mi[1] == pytest.approx(0.0, abs=1e-15)  # draws agree: no epistemic part
+    total = predictive_entropy(draws.mean(0))
+    assert np.all(mi <= total + 1e-15)
+    with pytest.raises(ValueError, match="n_draws"):
+        mutual_information(draws[0])

@@ -1,7 +1,10 @@
-"""Benchmark datasets: synthetic 1-D problems and the UCI regression splits."""
+"""Benchmark datasets: synthetic 1-D problems, the UCI regression splits, MNIST-1D and
+Mushroom (local folders only; nothing is downloaded)."""
 
 from __future__ import annotations
 
+from skfbnn.datasets.mnist1d import load_mnist1d
+from skfbnn.datasets.mushroom import MUSHROOM_FEATURES, load_mushroom
 from skfbnn.datasets.synthetic import make_oscillation, oscillation_function
 from skfbnn.datasets.uci import (
     UCI_ALIASES,
@@ -21,4 +24,7 @@ __all__ = [
     "load_uci",
     "load_uci_split",
     "UCISplits",
+    "load_mnist1d",
+    "load_mushroom",
+    "MUSHROOM_FEATURES",
 ]
