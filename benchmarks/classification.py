@@ -96,7 +96,8 @@ def table(records: list[dict]) -> str:
             cells = []
             for col in ("accuracy", "log_loss", "ece", "fit_time"):
                 v = np.array([r[col] for r in rows], float)
-                cells.append(f"{v.mean():.3f} ± {v.std(ddof=1) / np.sqrt(len(v)):.3f}")
+                cells.append(f"{v.mean():.3f}" if len(v) < 2 else
+                             f"{v.mean():.3f} ± {v.std(ddof=1) / np.sqrt(len(v)):.3f}")
             lines.append(f"| {dataset} | {method} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

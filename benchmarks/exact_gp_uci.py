@@ -51,8 +51,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = None  # $SKFBNN_DATA_HOME
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "uci" / "exact_gp.csv"
 DATASETS = ("yacht", "bostonHousing", "energy", "concrete", "wine-quality-red")
-FIELDS = ("dataset", "method", "split", "n_train", "rmse", "test_ll", "coverage95", "crps", "fit_time",
-          "n_test_dup", "test_ll_nodup", "rmse_nodup",
+FIELDS = ("dataset", "method", "split", "n_train", "rmse", "test_ll", "coverage95", "crps",
+          "fit_time", "n_test_dup", "test_ll_nodup", "rmse_nodup",
           "log_marginal_likelihood", "best_noise_init", "noise_level", "constant",
           "lengthscale_min", "lengthscale_median", "n_starts", "n_lml_evaluations",
           "n_not_converged", "start_lmls", "kernel")

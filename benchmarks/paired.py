@@ -16,11 +16,8 @@ replicates the two are the same. ``per seed`` is each replicate's mean differenc
 Usage: python benchmarks/paired.py \
            "deep ensemble=benchmarks/results/uci/ensemble.csv:ensemble" \
            "ifBDE=benchmarks/results/uci/ifbde.csv:ifbde" [--plot diff.png]
-       (the seeds experiment, seeds 0 and 1000 of both ensembles:)
-       python benchmarks/paired.py \
-           "deep ensemble=benchmarks/results/uci/ensemble.csv:ensemble+benchmarks/results/seeds/ensemble-seed1000.csv:ensemble" \
-           "ifBDE=benchmarks/results/uci/ifbde.csv:ifbde+benchmarks/results/seeds/ifbde-seed1000.csv:ifbde" \
-           --plot docs/images/ifbde_vs_ensemble_seeds.png
+The seeds experiment (seeds 0 and 1000 of both ensembles): the second command at the top of
+``benchmarks/results/seeds/comparison.md``.
 """
 
 from __future__ import annotations

@@ -8,10 +8,13 @@ and the published anchors (``published.py``), and writes
   one column per method, mean +- standard error over the splits run (the number of splits in
   brackets where a method has fewer than the data set's standard ones);
 - a figure: one panel per data set, every method's test log-likelihood with its standard error,
-  the published MC dropout and Deep Ensembles values and the exact GP as horizontal lines.
+  the published MC dropout and Deep Ensembles values and the exact GP as horizontal lines;
+- with ``--fit-times FILE``, the mean fit time per split in seconds (the records' ``fit_time``;
+  the runs shared the two cores with one to four other benchmark processes, so these are
+  orders of magnitude, not timings).
 
 Usage: python benchmarks/uci_overview.py --markdown benchmarks/results/uci/summary.md \
-           --plot docs/images/uci_overview.png
+           --plot docs/images/uci_overview.png --fit-times benchmarks/results/uci/fit_time.md
 """
 
 from __future__ import annotations
@@ -69,7 +72,7 @@ def load(results: Path = RESULTS) -> dict:
 
 def _cell(stats, column: str, dataset: str) -> str:
     mean, se, n = stats[column]
-    digits = 4 if column == "rmse" and abs(mean) < 0.2 else 3
+    digits = 4 if column == "rmse" and abs(mean) < 0.2 else 1 if column == "fit_time" else 3
     text = f"{mean:.{digits}f} ± {se:.{digits}f}"
     return text if n == STANDARD_SPLITS.get(dataset, 20) else f"{text} ({n})"
 
@@ -83,7 +86,7 @@ def markdown(summary: dict, column: str) -> str:
     for d in DATASETS:
         cells = [_cell(summary[(d, m)], column, d) if (d, m) in summary else "–"
                  for m in methods]
-        if d in GP_ARTEFACT and (d, "exact GP") in summary:
+        if d in GP_ARTEFACT and (d, "exact GP") in summary and column != "fit_time":
             cells[-1] = f"({cells[-1]}: duplicates)"
         anchors = [f"{table[d][index]:.2f}" if column in ("test_ll", "rmse") else "–"
                    for table in (MC_DROPOUT, DEEP_ENSEMBLES)]
@@ -128,6 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", default=None, help="write the tables here")
     parser.add_argument("--plot", default=None, help="write the figure here")
+    parser.add_argument("--fit-times", default=None, help="write the fit-time table here")
     args = parser.parse_args()
     summary = load()
     text = "\n\n".join(f"{title}\n\n{markdown(summary, column)}" for title, column in (
@@ -138,6 +142,9 @@ def main() -> None:
         Path(args.markdown).write_text(text + "\n")
     if args.plot:
         plot(summary, Path(args.plot))
+    if args.fit_times:
+        Path(args.fit_times).write_text("Mean fit time per split (s)\n\n"
+                                        + markdown(summary, "fit_time") + "\n")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,443 @@
+"""Speed benchmarks: every ratio measured side by side in one run.
+
+Subcommands (``steps`` when none is named):
+
+``steps``
+    Milliseconds per step of every family at its estimator defaults on the Boston-sized problem
+    (455 x 13; synthetic unless ``--data-home`` is given, then the training rows of Boston's
+    split 0), and the ratios the benchmarks page quotes: fSGLD / SGLD and fSGHMC / SGHMC per
+    step (one chain), 8 chains / 1 chain for the four SG-MCMC samplers, fBNN / BBB (also with
+    BBB on fBNN's network), ifBNN / BBB and ifBDE / deep ensemble. The time per step is the
+    slope ``(t(2k) - t(k)) / k`` between fits of ``k`` and ``2k`` steps (``n_burnin`` with one
+    kept draw for the samplers, ``n_iter`` for the optimisers, ``min_epochs=0``), so one-off
+    costs (the GP pre-fit, validation, diagnostics, predictions) cancel. One untimed short fit
+    of every configuration runs first; then the configurations take turns within each repeat
+    (the order reversed on odd repeats) with a garbage collection before every timed fit, so
+    that load from other processes falls on all of them alike; times and ratios are medians
+    over the repeats of the per-repeat values. ``--quick`` (k = 100, pCNL 25, two repeats)
+    takes about two minutes on two idle cores; the default (k = 300, pCNL 75, five repeats)
+    is the measurement.
+
+``fit``
+    Whole default fits on the training rows of Boston's split 0 (needs the UCI data):
+    fSGHMC against SGHMC (and fSGHMC without its GP pre-fit), or with ``--chains`` eight
+    chains (the default) against one.
+
+``threads``
+    ``SGHMCRegressor`` (3000 burn-in steps) with one or two torch threads inside the fit and
+    one or eight chains, alone and as two fits at once (as in a parallel benchmark grid).
+
+``device``
+    Time per step on each device named (``--devices cpu cuda``), optionally on a larger
+    problem (``--rows``) and network (``--hidden``).
+
+``mh``
+    Kernel steps per second of pCN and MALA, and of pCN's ``n x n`` dual readout against the
+    ``(h+1) x (h+1)`` primal one, on ``--n`` rows of kin8nm with one hidden layer of
+    ``--width`` units.
+
+Usage:
+    python benchmarks/speed.py --quick
+    python benchmarks/speed.py steps --repeats 5 --k 300
+    python benchmarks/speed.py fit --chains --data-home ../shared/data/uci
+    python benchmarks/speed.py threads
+    python benchmarks/speed.py device --devices cpu cuda
+    python benchmarks/speed.py mh --width 1024 --n 256 --data-home ../shared/data/uci
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import sys
+import time
+import warnings
+
+import numpy as np
+
+SUBCOMMANDS = ("steps", "fit", "threads", "device", "mh")
+
+
+def fit_seconds(est, X, y) -> float:
+    """Wall seconds of ``est.fit(X, y)``, after a collection of the garbage earlier fits left
+    (which would otherwise fall into this one)."""
+    gc.collect()
+    start = time.perf_counter()
+    est.fit(X, y)
+    return time.perf_counter() - start
+
+
+def boston_sized_problem(rows: int = 455) -> tuple[np.ndarray, np.ndarray]:
+    """The synthetic 455 x 13 regression problem (``rows`` rows of the same kind)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(rows, 13))
+    return X, np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=rows)
+
+
+def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Training rows of Boston's split 0, inputs standardised with their own statistics."""
+    from skfbnn.datasets import load_uci_split
+
+    X, _, y, _ = load_uci_split("bostonHousing", 0, data_home=data_home)
+    std = X.std(0)
+    return (X - X.mean(0)) / np.where(std > 0, std, 1.0), y
+
+
+def _median_repeats(values, scale: float = 1.0, digits: int = 3) -> str:
+    return (f"{np.median(values) * scale:.{digits}f}  (repeats "
+            + " ".join(f"{v * scale:.{digits}f}" for v in values) + ")")
+
+
+# -- steps ---------------------------------------------------------------------------------
+
+SAMPLERS = {"sgld": "SGLDRegressor", "fsgld": "FunctionalSGLDRegressor",
+            "sghmc": "SGHMCRegressor", "fsghmc": "FunctionalSGHMCRegressor"}
+OPTIMISERS = {"bbb": "BBBRegressor", "fbnn": "FBNNRegressor", "ifbnn": "IFBNNRegressor",
+              "ensemble": "DeepEnsembleRegressor", "ifbde": "IFBDERegressor"}
+
+
+def step_configurations() -> dict:
+    """``{label: (make(n_steps, seed), family)}``: every family at its defaults, the samplers
+    with one chain too, and BBB on fBNN's network."""
+    import skfbnn
+
+    configs = {}
+    for name, cls in SAMPLERS.items():
+        est = getattr(skfbnn, cls)
+        for chains in (None, 1):
+            label = name if chains is None else f"{name}, 1 chain"
+            extra = {} if chains is None else {"n_chains": 1}
+            configs[label] = (lambda n, r, est=est, extra=extra: est(
+                n_burnin=n, n_samples=1, thinning=1, min_epochs=0, random_state=r,
+                device="cpu", **extra), name)
+    configs["pcnl"] = (lambda n, r: skfbnn.PCNLRegressor(
+        n_burnin=n, n_samples=1, thinning=1, random_state=r, device="cpu"), "pcnl")
+    for name, cls in OPTIMISERS.items():
+        est = getattr(skfbnn, cls)
+        configs[name] = (lambda n, r, est=est: est(n_iter=n, min_epochs=0, random_state=r,
+                                                   device="cpu"), name)
+    network = {k: v for k, v in skfbnn.FBNNRegressor().get_params().items()
+               if k in ("hidden_layer_sizes", "activation")}
+    configs["bbb on fBNN's network"] = (lambda n, r: skfbnn.BBBRegressor(
+        n_iter=n, min_epochs=0, random_state=r, device="cpu", **network), "bbb")
+    return configs
+
+
+def default_steps(label: str) -> int:
+    """Steps of a default fit of ``label``'s family on the 455-row problem (its run length
+    before any stretch to ``min_epochs`` passes, which is shorter here)."""
+    import skfbnn
+
+    name = label.split(",")[0].split(" ")[0]
+    cls = {**SAMPLERS, **OPTIMISERS, "pcnl": "PCNLRegressor"}[name]
+    p = getattr(skfbnn, cls)().get_params()
+    return p["n_iter"] if "n_iter" in p else p["n_burnin"] + p["n_samples"] * p["thinning"]
+
+
+RATIOS = (
+    ("fSGLD / SGLD per step, 1 chain", "fsgld, 1 chain", "sgld, 1 chain"),
+    ("fSGHMC / SGHMC per step, 1 chain", "fsghmc, 1 chain", "sghmc, 1 chain"),
+    ("8 chains / 1 chain, SGLD", "sgld", "sgld, 1 chain"),
+    ("8 chains / 1 chain, fSGLD", "fsgld", "fsgld, 1 chain"),
+    ("8 chains / 1 chain, SGHMC", "sghmc", "sghmc, 1 chain"),
+    ("8 chains / 1 chain, fSGHMC", "fsghmc", "fsghmc, 1 chain"),
+    ("fBNN / BBB, each at its defaults", "fbnn", "bbb"),
+    ("fBNN / BBB on fBNN's network", "fbnn", "bbb on fBNN's network"),
+    ("ifBNN / BBB", "ifbnn", "bbb"),
+    ("ifBDE / deep ensemble", "ifbde", "ensemble"),
+)
+
+
+def cmd_steps(args) -> None:
+    import torch
+
+    import skfbnn.device
+
+    skfbnn.device.FIT_THREADS = args.threads
+    k = args.k or (100 if args.quick else 300)
+    k_mh = args.k_mh or max(k // 4, 10)
+    repeats = args.repeats or (2 if args.quick else 5)
+    X, y = boston(args.data_home) if args.data_home else boston_sized_problem()
+    configs = step_configurations()
+    if args.only:
+        configs = {label: c for label, c in configs.items() if c[1] in args.only}
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+          f"{torch.get_num_threads()} threads available, {args.threads} per fit; problem "
+          f"{X.shape} ({'Boston split 0' if args.data_home else 'synthetic'}); k = {k} "
+          f"(pCNL {k_mh}), repeats = {repeats}", flush=True)
+    for make, _ in configs.values():  # warm-up: imports and first-call set-up, not timed
+        fit_seconds(make(5, 0), X, y)
+    slopes: dict[str, list[float]] = {label: [] for label in configs}
+    for r in range(repeats):
+        order = list(configs) if r % 2 == 0 else list(configs)[::-1]
+        for label in order:
+            make, family = configs[label]
+            n = k_mh if family == "pcnl" else k
+            slopes[label].append((fit_seconds(make(2 * n, r), X, y)
+                                  - fit_seconds(make(n, r), X, y)) / n)
+        print(f"repeat {r}: " + ", ".join(f"{label} {1e3 * s[-1]:.2f}"
+                                          for label, s in slopes.items()), flush=True)
+    print("\n| configuration | ms / step (median) | repeats | default steps (this problem) |")
+    print("|---|---|---|---|")
+    for label, values in slopes.items():
+        print(f"| {label} | {1e3 * np.median(values):.3f} | "
+              + " ".join(f"{1e3 * v:.3f}" for v in values) + f" | {default_steps(label)} |")
+    print("\n| ratio | median | repeats |")
+    print("|---|---|---|")
+    for text, num, den in RATIOS:
+        if num in slopes and den in slopes:
+            ratios = np.asarray(slopes[num]) / np.asarray(slopes[den])
+            print(f"| {text} | {np.median(ratios):.2f} | "
+                  + " ".join(f"{v:.2f}" for v in ratios) + " |")
+
+
+# -- fit -----------------------------------------------------------------------------------
+
+def cmd_fit(args) -> None:
+    import torch
+
+    from skfbnn import FunctionalSGHMCRegressor, SGHMCRegressor
+
+    def timed(est, X, y):
+        gc.collect()
+        wall, cpu = time.perf_counter(), time.process_time()
+        est.fit(X, y)
+        return time.perf_counter() - wall, time.process_time() - cpu
+
+    if args.chains:
+        makers = {
+            "sghmc": lambda r: SGHMCRegressor(random_state=r, device="cpu"),
+            "sghmc, 1 chain": lambda r: SGHMCRegressor(random_state=r, device="cpu",
+                                                       n_chains=1),
+            "fsghmc": lambda r: FunctionalSGHMCRegressor(random_state=r, device="cpu"),
+            "fsghmc, 1 chain": lambda r: FunctionalSGHMCRegressor(random_state=r, device="cpu",
+                                                                 n_chains=1),
+        }
+        pairs = (("8 / 1 chain, SGHMC whole fit", "sghmc", "sghmc, 1 chain"),
+                 ("8 / 1 chain, fSGHMC whole fit", "fsghmc", "fsghmc, 1 chain"))
+    else:
+        makers = {
+            "sghmc": lambda r: SGHMCRegressor(random_state=r, device="cpu"),
+            "fsghmc": lambda r: FunctionalSGHMCRegressor(random_state=r, device="cpu"),
+            "fsghmc, prior_fit_iter=0": lambda r: FunctionalSGHMCRegressor(
+                random_state=r, device="cpu", prior_fit_iter=0),
+        }
+        pairs = (("fSGHMC / SGHMC, whole fit", "fsghmc", "sghmc"),
+                 ("fSGHMC without pre-fit / SGHMC", "fsghmc, prior_fit_iter=0", "sghmc"))
+    X, y = boston(args.data_home)
+    for make in makers.values():  # warm-up
+        make(0).set_params(n_burnin=5, n_samples=2, thinning=1).fit(X, y)
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+          f"repeats={args.repeats}, Boston split 0 ({X.shape[0]} x {X.shape[1]}), default "
+          "fits on the CPU", flush=True)
+    times = {name: [] for name in makers}
+    for r in range(args.repeats):
+        for name in list(makers) if r % 2 == 0 else list(makers)[::-1]:
+            times[name].append(timed(makers[name](r), X, y))
+    for clock, column in (("wall", 0), ("CPU", 1)):
+        print(f"-- {clock} time")
+        seconds = {name: np.asarray(v)[:, column] for name, v in times.items()}
+        for name, values in seconds.items():
+            print(f"{name:26s} {_median_repeats(values, digits=2)} s per fit")
+        for label, num, den in pairs:
+            print(f"{label + ':':33s} {_median_repeats(seconds[num] / seconds[den], digits=2)}")
+
+
+# -- threads -------------------------------------------------------------------------------
+
+def fit_with_threads(threads: int, chains: int, steps: int) -> float:
+    """Wall seconds of one SGHMC fit with ``threads`` torch threads inside it."""
+    import skfbnn.device
+    from skfbnn import SGHMCRegressor
+
+    skfbnn.device.FIT_THREADS = threads
+    X, y = boston_sized_problem()
+    est = SGHMCRegressor(n_burnin=steps, n_samples=1, thinning=1, n_chains=chains, min_epochs=0,
+                         hidden_layer_sizes=(50,), device="cpu", random_state=0)
+    return fit_seconds(est, X, y)
+
+
+def cmd_threads(args) -> None:
+    import multiprocessing as mp
+
+    print("| threads per fit | chains | alone (s) | two at once (s each) |")
+    print("|---|---|---|---|")
+    with mp.get_context("spawn").Pool(2) as pool:
+        for threads in (1, 2):
+            for chains in (8, 1):
+                job = (threads, chains, args.steps)
+                alone = pool.apply(fit_with_threads, job)
+                pair = [pool.apply_async(fit_with_threads, job) for _ in range(2)]
+                both = " / ".join(f"{r.get():.2f}" for r in pair)
+                print(f"| {threads} | {chains} | {alone:.2f} | {both} |", flush=True)
+
+
+# -- device --------------------------------------------------------------------------------
+
+def cmd_device(args) -> None:
+    import torch
+
+    import skfbnn
+
+    X, y = boston_sized_problem(args.rows or 455)
+    extra = {} if args.hidden is None else {"hidden_layer_sizes": (args.hidden, args.hidden)}
+
+    def make(name, steps, device, seed):
+        cls = getattr(skfbnn, {**SAMPLERS, **OPTIMISERS}[name])
+        if name in SAMPLERS:
+            return cls(n_burnin=steps, n_samples=1, thinning=1, min_epochs=0, device=device,
+                       random_state=seed, **extra)
+        return cls(n_iter=steps, min_epochs=0, device=device, random_state=seed, **extra)
+
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA device"
+    print(f"torch {torch.__version__}; {gpu}; {torch.get_num_threads()} CPU threads; "
+          f"problem {X.shape}; k = {args.k}; {extra or 'default network'}", flush=True)
+    for method in args.methods:
+        for device in args.devices:
+            fit_seconds(make(method, 5, device, 0), X, y)  # warm-up
+    for method in args.methods:
+        slopes = {}
+        for device in args.devices:
+            values = [(fit_seconds(make(method, 2 * args.k, device, r), X, y)
+                       - fit_seconds(make(method, args.k, device, r), X, y)) / args.k
+                      for r in range(args.repeats)]
+            slopes[device] = float(np.median(values))
+        base = slopes[args.devices[0]]
+        print(f"{method:9s} " + ", ".join(
+            f"{d} {1e3 * s:.2f} ms/step ({s / base:.2f}x)" for d, s in slopes.items()),
+            flush=True)
+
+
+# -- mh ------------------------------------------------------------------------------------
+
+def cmd_mh(args) -> None:
+    """pCN against MALA, and pCN's dual readout against the primal, kernel steps only."""
+    import torch
+
+    from skfbnn.datasets import load_uci
+    from skfbnn.inference.mh import mala, pcn
+    from skfbnn.inference.mh.build import prior_draws
+    from skfbnn.inference.mh.ntk import NTKLayout
+    from skfbnn.inference.mh.reparam import marginal_potential
+    from skfbnn.inference.types import BayesProblem
+    from skfbnn.likelihoods import GaussianLikelihood
+    from skfbnn.nn.functional import init_params, make_forward
+    from skfbnn.nn.mlp import build_mlp
+
+    torch.set_num_threads(args.threads)
+    X, y = load_uci(args.dataset, data_home=args.data_home, return_X_y=True)
+    X, y = X[: args.n], y[: args.n]
+    X = torch.tensor((X - X.mean(0)) / X.std(0))
+    y = torch.tensor(((y - y.mean()) / y.std())[:, None])
+    net = build_mlp(X.shape[1], 1, (args.width,), "gelu")
+    problem = BayesProblem(make_forward(net), GaussianLikelihood([0.1]), None, len(X),
+                           network=net)
+
+    def steps_per_second(module, **kwargs) -> float:
+        gen = torch.Generator().manual_seed(0)
+        batch = {"x": X, "y": y}
+        params = init_params(net, args.chains, gen, device=torch.device("cpu"),
+                             dtype=torch.float64)
+        ntk = dict(sigma_w=2**0.5, sigma_b=0.1, sigma_w_out=1.0, sigma_b_out=0.1,
+                   reparametrize=True, marginalize_readout=False)
+        params = prior_draws(problem, batch, params, gen, **ntk)
+        transform = module.build(problem, step_size=0.01, **kwargs)
+        state = transform.init(params, batch, gen)
+        for _ in range(3):  # warm-up
+            state, _ = transform.update(state, batch, gen)
+        start = time.perf_counter()
+        for _ in range(args.n_steps):
+            state, _ = transform.update(state, batch, gen)
+        return args.n_steps / (time.perf_counter() - start)
+
+    def potential_seconds(dual: bool) -> float:
+        layout = NTKLayout.from_network(net)
+        gen = torch.Generator().manual_seed(1)
+        hidden = torch.randn(args.chains, layout.n_hidden, generator=gen, dtype=torch.float64)
+        Psi = layout.features(hidden, X)
+        lam = torch.tensor([0.01], dtype=torch.float64)
+        marginal_potential(Psi, y, lam, dual)
+        start = time.perf_counter()
+        for _ in range(args.n_steps):
+            marginal_potential(Psi, y, lam, dual)
+        return (time.perf_counter() - start) / args.n_steps
+
+    print(f"n={args.n}, width={args.width}, p={args.width + 1}, chains={args.chains}, "
+          f"torch threads={torch.get_num_threads()}")
+    auto = "pcn (auto: dual)" if args.n < args.width + 1 else "pcn (auto: primal)"
+    rates = {auto: steps_per_second(pcn), "mala (auto)": steps_per_second(mala),
+             "pcn (dual forced)": steps_per_second(pcn, dual=True),
+             "pcn (primal forced)": steps_per_second(pcn, dual=False)}
+    print("| sampler | steps/s | chain-samples/s |")
+    print("|---|---|---|")
+    for name, rate in rates.items():
+        print(f"| {name} | {rate:.1f} | {rate * args.chains:.1f} |")
+    print(f"pCN / MALA throughput: {rates[auto] / rates['mala (auto)']:.2f}x")
+    print(f"pCN dual / primal throughput: "
+          f"{rates['pcn (dual forced)'] / rates['pcn (primal forced)']:.2f}x")
+    dual, primal = potential_seconds(True), potential_seconds(False)
+    print(f"potential only: dual {1e3 * dual:.2f} ms, primal {1e3 * primal:.2f} ms, "
+          f"speed-up {primal / dual:.2f}x")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("steps", help="ms per step of every family, and the ratios")
+    p.add_argument("--quick", action="store_true", help="k = 100 (pCNL 25), two repeats")
+    p.add_argument("--k", type=int, default=None, help="steps of the short fit (default 300)")
+    p.add_argument("--k-mh", type=int, default=None, help="pCNL's k (default k / 4)")
+    p.add_argument("--repeats", type=int, default=None, help="default 5 (--quick: 2)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads inside a fit")
+    p.add_argument("--data-home", default=None,
+                   help="time on Boston's split 0 from this UCI folder instead of synthetic rows")
+    p.add_argument("--only", nargs="+", default=None,
+                   help="families to time, e.g. sgld fsgld (default: all)")
+    p.set_defaults(func=cmd_steps)
+
+    p = sub.add_parser("fit", help="whole default fits: fSGHMC / SGHMC, or 8 / 1 chains")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--data-home", default=None,
+                   help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+    p.add_argument("--chains", action="store_true")
+    p.set_defaults(func=cmd_fit)
+
+    p = sub.add_parser("threads", help="one or two torch threads per fit, alone and in pairs")
+    p.add_argument("--steps", type=int, default=3000)
+    p.set_defaults(func=cmd_threads)
+
+    p = sub.add_parser("device", help="time per step on each device")
+    p.add_argument("--devices", nargs="+", default=["cpu", "cuda"])
+    p.add_argument("--k", type=int, default=200)
+    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--methods", nargs="+", default=["sghmc", "fsghmc", "bbb", "ensemble", "ifbde"])
+    p.add_argument("--rows", type=int, default=None)
+    p.add_argument("--hidden", type=int, default=None)
+    p.set_defaults(func=cmd_device)
+
+    p = sub.add_parser("mh", help="pCN / MALA and dual / primal throughput")
+    p.add_argument("--dataset", default="kin8nm")
+    p.add_argument("--data-home", default=None,
+                   help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+    p.add_argument("--n", type=int, default=256)
+    p.add_argument("--width", type=int, default=1024)
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--n-steps", type=int, default=100)
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=cmd_mh)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help"):
+        argv.insert(0, "steps")
+    args = build_parser().parse_args(argv)
+    warnings.simplefilter("ignore")  # short runs: R-hat, ESS and convergence warnings
+    args.func(args)
+
+
+if __name__ == "__main__":
+    main()
