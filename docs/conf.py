@@ -1,0 +1,186 @@
+"""Sphinx configuration of the skfbnn documentation.
+
+Build from the repository root with::
+
+    sphinx-build -W -b html docs docs/_build/html
+
+The gallery (``examples/``) is executed by sphinx-gallery. Set the environment
+variable ``SKFBNN_GALLERY`` to choose how much of it runs:
+
+- ``full`` (default): every example is executed;
+- ``quick``: only the examples whose file name starts with ``plot_quick_`` are
+  executed (a subset that runs in about a minute on two cores); the other
+  examples are rendered as code without output;
+- ``off``: no example is executed (sphinx-gallery's ``plot_gallery = False``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))
+
+import skfbnn  # noqa: E402
+
+# -- Project -----------------------------------------------------------------
+
+project = "skfbnn"
+author = "skfbnn developers"
+copyright = "skfbnn developers, BSD-3-Clause"  # noqa: A001
+version = skfbnn.__version__
+release = skfbnn.__version__
+
+# -- General -----------------------------------------------------------------
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "numpydoc",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = [
+    "_build",
+    "Thumbs.db",
+    ".DS_Store",
+    "screenshots",
+    "figures/README.md",
+    # sphinx-gallery writes a list of the gallery's run times here; it is not a page.
+    "sg_execution_times.rst",
+]
+templates_path = ["_templates"]
+
+# Markdown through myst-parser: ``$...$`` is not used (formulas are written as code),
+# headings get anchors so that ``[text](page.md#anchor)`` links resolve.
+myst_enable_extensions = ["colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# -- API reference (autosummary + numpydoc) ----------------------------------
+
+autosummary_generate = True
+autosummary_imported_members = True
+autosummary_ignore_module_all = False
+autodoc_default_options = {"members": False, "inherited-members": False}
+autodoc_typehints = "none"
+numpydoc_show_class_members = True
+numpydoc_show_inherited_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_validation_checks: set[str] = set()
+numpydoc_xref_param_type = False
+
+# -- HTML --------------------------------------------------------------------
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"skfbnn {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_show_sourcelink = False
+html_theme_options = {
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+html_sidebars = {"index": [], "changelog": [], "getting_started": []}
+html_context = {"default_mode": "light"}
+
+# -- Gallery -----------------------------------------------------------------
+
+GALLERY_MODE = os.environ.get("SKFBNN_GALLERY", "full").strip().lower()
+if GALLERY_MODE not in {"full", "quick", "off"}:
+    raise ValueError(
+        f"SKFBNN_GALLERY must be 'full', 'quick' or 'off', got {GALLERY_MODE!r}")
+
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": re.escape(os.sep) + ("plot_quick_" if GALLERY_MODE == "quick" else "plot_"),
+    "ignore_pattern": r"__init__\.py",
+    "plot_gallery": "False" if GALLERY_MODE == "off" else "True",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "image_scrapers": ("matplotlib",),
+    "matplotlib_animations": False,
+    "min_reported_time": 1,
+    "show_memory": False,
+    "write_computation_times": False,
+    "doc_module": ("skfbnn",),
+    "backreferences_dir": "generated/backreferences",
+    "reference_url": {"skfbnn": None},
+}
+
+
+# -- Docstring text that reStructuredText would misread ------------------------
+#
+# The package's docstrings are plain numpydoc and are also read with ``help()``. Two
+# spellings in them mean something else to reStructuredText, and are quoted as literals
+# here rather than in the docstrings: a norm such as ``|w - a|^2`` (``|...|`` is a
+# substitution reference) and a star in a shape such as ``(n_chains, n_draws,
+# *event_shape)`` (a star opens emphasis).
+
+_LITERAL = re.compile(r"``.*?``|`[^`]*`")
+_NORM = re.compile(r"\|([^\s|][^|]*?[^\s|]|[^\s|])\|(\^\d|_\w+)?")
+_STARRED = re.compile(r"(?<![\w*`\\])\*(?=[A-Za-z_]\w*[,)])")
+
+
+def _quote_plain(text: str) -> str:
+    text = _NORM.sub(lambda m: f"``{m.group(0)}``", text)
+    return _STARRED.sub(r"\\*", text)
+
+
+def _quote_line(line: str) -> str:
+    if line.lstrip().startswith(("|", "+", "..")):
+        return line  # tables and directives are left alone
+    out, last = [], 0
+    for literal in _LITERAL.finditer(line):
+        out.append(_quote_plain(line[last:literal.start()]))
+        out.append(literal.group(0))
+        last = literal.end()
+    out.append(_quote_plain(line[last:]))
+    return "".join(out)
+
+
+def _quote_docstring(app, what, name, obj, options, lines):
+    lines[:] = [_quote_line(line) for line in lines]
+
+
+# -- Pages written elsewhere ---------------------------------------------------
+#
+# The benchmarks page and "Choosing a method" are produced with the benchmark results. Until
+# they exist, their toctree entries and the links to them are dropped (the link text stays),
+# so that the site still builds with -W.
+
+OPTIONAL_PAGES = ("benchmarks", "choosing")
+
+# Pages that moved into the user guide: links to their old names keep working.
+MOVED_PAGES = {"user_guide.md": "user_guide/index.md", "mh.md": "user_guide/mh.md"}
+
+
+def _adjust_links(app, docname, source):
+    text = source[0]
+    if "/" not in docname:
+        for old, new in MOVED_PAGES.items():
+            if not (DOCS / old).exists():
+                text = re.sub(rf"\]\({re.escape(old)}(?=[)#])", f"]({new}", text)
+    for page in OPTIONAL_PAGES:
+        if (DOCS / f"{page}.md").exists():
+            continue
+        text = re.sub(rf"^{page}[ \t]*\n", "", text, flags=re.M)
+        text = re.sub(rf"\[([^\]]*)\]\((\.\./)?{page}\.md(#[^)]*)?\)", r"\1", text)
+    source[0] = text
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _quote_docstring)
+    app.connect("source-read", _adjust_links)
