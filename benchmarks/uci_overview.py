@@ -9,12 +9,16 @@ and the published anchors (``published.py``), and writes
   brackets where a method has fewer than the data set's standard ones);
 - a figure: one panel per data set, every method's test log-likelihood with its standard error,
   the published MC dropout and Deep Ensembles values and the exact GP as horizontal lines;
+- with ``--ranks FILE``, each method's rank by mean test log-likelihood on each data set
+  (1 = highest; the exact GP and the published anchors left out; many neighbours differ by
+  less than a standard error);
 - with ``--fit-times FILE``, the mean fit time per split in seconds (the records' ``fit_time``;
   the runs shared the two cores with one to four other benchmark processes, so these are
   orders of magnitude, not timings).
 
 Usage: python benchmarks/uci_overview.py --markdown benchmarks/results/uci/summary.md \
-           --plot docs/images/uci_overview.png --fit-times benchmarks/results/uci/fit_time.md
+           --plot docs/images/uci_overview.png --fit-times benchmarks/results/uci/fit_time.md \
+           --ranks benchmarks/results/uci/ranks.md
 """
 
 from __future__ import annotations
@@ -94,6 +98,20 @@ def markdown(summary: dict, column: str) -> str:
     return "\n".join(lines)
 
 
+def ranks(summary: dict) -> str:
+    """One row per method: its rank by mean test log-likelihood on each data set."""
+    methods = list(METHODS)
+    order = {d: sorted((m for m in methods if (d, m) in summary),
+                       key=lambda m: -summary[(d, m)]["test_ll"][0]) for d in DATASETS}
+    lines = ["| method | " + " | ".join(SHORT.get(d, d) for d in DATASETS) + " | mean rank |",
+             "|---|" + "---|" * (len(DATASETS) + 1)]
+    for m in methods:
+        r = [order[d].index(m) + 1 for d in DATASETS if m in order[d]]
+        cells = [str(order[d].index(m) + 1) if m in order[d] else "–" for d in DATASETS]
+        lines.append(f"| {m} | " + " | ".join(cells) + f" | {sum(r) / len(r):.1f} |")
+    return "\n".join(lines)
+
+
 def plot(summary: dict, path: Path) -> None:
     """One panel per data set: test log-likelihood +- s.e. per method, anchors as lines."""
     import matplotlib
@@ -132,6 +150,7 @@ def main() -> None:
     parser.add_argument("--markdown", default=None, help="write the tables here")
     parser.add_argument("--plot", default=None, help="write the figure here")
     parser.add_argument("--fit-times", default=None, help="write the fit-time table here")
+    parser.add_argument("--ranks", default=None, help="write the rank table here")
     args = parser.parse_args()
     summary = load()
     text = "\n\n".join(f"{title}\n\n{markdown(summary, column)}" for title, column in (
@@ -142,6 +161,9 @@ def main() -> None:
         Path(args.markdown).write_text(text + "\n")
     if args.plot:
         plot(summary, Path(args.plot))
+    if args.ranks:
+        Path(args.ranks).write_text("Rank by mean test log-likelihood among the methods "
+                                    "(1 = highest)\n\n" + ranks(summary) + "\n")
     if args.fit_times:
         Path(args.fit_times).write_text("Mean fit time per split (s)\n\n"
                                         + markdown(summary, "fit_time") + "\n")
