@@ -1,11 +1,14 @@
-"""fBNN: the KL surrogate's gradient against the Gaussian closed form (TESTING.md 1.6)."""
+"""fBNN: the KL surrogate's gradient against the Gaussian closed form (TESTING.md 1.6),
+and the injected function noise through a whole fit against its closed form."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
+from scipy.stats import chi2
 
+from skfbnn import FBNNRegressor
 from skfbnn.inference.types import BayesProblem
 from skfbnn.inference.vi import fbnn
 from skfbnn.likelihoods import HeteroscedasticGaussianLikelihood
@@ -148,3 +151,47 @@ def test_n_mc_above_n_particles_gets_a_clear_error():
                            FunctionPrior(FunctionalPrior(None, None, 0.1)), 20)
     with pytest.raises(ValueError, match=r"n_mc must be at most n_particles \(4\).*n_mc=5"):
         fbnn.build(problem, learning_rate=lambda t: 1e-3, n_particles=4, n_mc=5)
+
+
+def test_injected_function_noise_has_its_closed_form_covariance_through_a_fit(monkeypatch):
+    """End to end through ``FBNNRegressor.fit`` with a linear network ``f(x) = w.x + b``:
+    at every step the noisy measurement values handed to the KL surrogate are, given the
+    step's variational means ``m`` and standard deviations ``s``, independent draws of
+    ``N(Phi m, Phi diag(s^2) Phi^T + nu I)`` (``Phi = [x_M, 1]`` at the step's measurement
+    set, ``nu = prior_nugget`` the injected variance). Whitened by that covariance, their
+    squared norm summed over all particles and steps is exactly chi-square with ``S M``
+    degrees of freedom per step. Squaring the injected noise's std (``nu`` to ``nu^2``)
+    takes the statistic to about a tenth of its degrees of freedom."""
+    states, values = [], []
+    update, surrogate = fbnn.update, fbnn.kl_surrogate
+
+    def recording_update(state, *args, **kwargs):
+        states.append(({k: v.detach().clone() for k, v in state.mean.items()},
+                       {k: v.detach().clone() for k, v in state.std.items()}))
+        return update(state, *args, **kwargs)
+
+    def recording_surrogate(noisy, measure, *args, **kwargs):
+        values.append((noisy.detach().clone(), measure.x.detach().clone()))
+        return surrogate(noisy, measure, *args, **kwargs)
+
+    monkeypatch.setattr(fbnn, "update", recording_update)
+    monkeypatch.setattr(fbnn, "kl_surrogate", recording_surrogate)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = X @ np.array([1.0, -0.5]) + 0.3 * rng.normal(size=40)
+    est = FBNNRegressor(hidden_layer_sizes=(), activation="identity", noise_std=0.3,
+                        n_iter=200, init_std=0.05, prior_fit_iter=5, n_samples=2,
+                        dtype="float64", device="cpu", random_state=0).fit(X, y)
+    assert len(states) == len(values) == 200
+    nu = est.prior_nugget
+    statistic = dof = 0.0
+    for (mean, std), (noisy, xm) in zip(states, values, strict=True):
+        Phi = np.column_stack([xm.numpy(), np.ones(len(xm))])
+        m = np.append(mean["0.weight"][0, 0].numpy(), mean["0.bias"][0].numpy())
+        s = np.append(std["0.weight"][0, 0].numpy(), std["0.bias"][0].numpy())
+        cov = (Phi * s**2) @ Phi.T + nu * np.eye(len(xm))
+        centred = noisy[0, :, :, 0].numpy() - Phi @ m
+        white = np.linalg.solve(np.linalg.cholesky(cov), centred.T)
+        statistic, dof = statistic + (white**2).sum(), dof + centred.size
+    p_value = 2 * min(chi2.cdf(statistic, dof), chi2.sf(statistic, dof))
+    assert p_value > 1e-3, (statistic / dof, dof)
