@@ -10,10 +10,10 @@ fit time, the RMSE of the predictive mean to the true function in the data regio
 (0.25 <= |x| <= 0.75), the mean epistemic std in the data region, in the gap (|x| < 0.25) and
 outside (|x| > 0.75), and the ratios gap / data and outside / data.
 
-The goal the page checks: RMSE < 0.6 in the data region and both ratios at least 1.5.
+The criterion the page counts: RMSE < 0.6 in the data region and both ratios at least 1.5.
 ``--summary FILE`` reads such lines back and prints one row per model over the draws: the
 RMSE's mean (range), the draws with RMSE < 0.6, both ratios' mean (range) and the draws that
-meet the goal.
+meet the criterion.
 
 Usage:
     python benchmarks/extrapolation.py > benchmarks/results/extrapolation/draws.txt
@@ -109,7 +109,7 @@ def summary(path: str) -> str:
                 seed, name, *values = match.groups()
                 rows[name][int(seed)] = tuple(float(v) for v in values)
     out = ["| model (defaults) | draws | RMSE, data region: mean (range) | RMSE < 0.6 | "
-           "gap / data: mean (range) | outside / data: mean (range) | draws meeting the goal |",
+           "gap / data: mean (range) | outside / data: mean (range) | draws meeting the criterion |",
            "|---|---|---|---|---|---|---|"]
 
     def cell(v):
