@@ -9,7 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["read_records", "append_record", "summarize_records", "markdown_table", "plot_records"]
+__all__ = ["read_records", "append_record", "summarize_records", "markdown_table", "plot_records",
+           "append_records", "detail_path", "split_record_files", "summarize", "format_summary",
+           "format_cell"]
 
 COLUMNS = ("rmse", "test_ll", "test_ll_gauss", "crps", "coverage95", "fit_time")
 
@@ -90,3 +92,265 @@ def plot_records(summary: dict, path: Path, column: str = "test_ll") -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def append_records(path: Path, records: Sequence[dict]) -> None:
+    """Append records that share one set of columns to a CSV file.
+
+    A new file gets a header; an existing file's header must name the same
+    columns (a file holds the records of one task), and the rows are written in
+    its order.
+    """
+    if not records:
+        return
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fields = list(records[0])
+    if path.exists() and path.stat().st_size:
+        with path.open(newline="") as fh:
+            header = next(csv.reader(fh), [])
+        if set(header) != set(fields):
+            raise ValueError(
+                f"{str(path)!r} holds records with the columns {header}; these have "
+                f"{fields}. Write each task's records to a file of their own (--out).")
+        fields = header
+    else:
+        path.write_text("")
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields)
+        if not fh.tell():
+            writer.writeheader()
+        for record in records:
+            if set(record) != set(fields):
+                raise ValueError(f"every record must have the columns {fields}. Got "
+                                 f"{list(record)}.")
+            writer.writerow(record)
+
+
+DETAIL_KINDS = ("bins", "curves")
+"""Side files next to a record file ``x.csv``: ``x.bins.csv`` (reliability and entropy
+histograms of the classification task) and ``x.curves.csv`` (the bandit's regret curves)."""
+
+
+def detail_path(path: Path, kind: str) -> Path:
+    """The side file of kind ``kind`` (one of :data:`DETAIL_KINDS`) next to record file ``path``.
+
+    Examples
+    --------
+    >>> detail_path(Path("results/ood.csv"), "bins").as_posix()
+    'results/ood.bins.csv'
+    """
+    if kind not in DETAIL_KINDS:
+        raise ValueError(f"kind must be one of {DETAIL_KINDS}. Got {kind!r}.")
+    path = Path(path)
+    return path.with_name(f"{path.stem}.{kind}.csv")
+
+
+def split_record_files(paths: Sequence[Path]) -> tuple[list[Path], dict[str, list[Path]]]:
+    """Record files and the side files (given, or found next to the record files).
+
+    Examples
+    --------
+    >>> records, details = split_record_files([Path("a.csv"), Path("a.bins.csv")])
+    >>> [p.name for p in records], {k: [p.name for p in v] for k, v in details.items()}
+    (['a.csv'], {'bins': ['a.bins.csv'], 'curves': []})
+    """
+    records: list[Path] = []
+    details: dict[str, list[Path]] = {kind: [] for kind in DETAIL_KINDS}
+    for path in map(Path, paths):
+        kind = next((k for k in DETAIL_KINDS if path.name.endswith(f".{k}.csv")), None)
+        if kind is not None:
+            if path not in details[kind]:
+                details[kind].append(path)
+            continue
+        records.append(path)
+        for k in DETAIL_KINDS:
+            side = detail_path(path, k)
+            if side.exists() and side not in details[k]:
+                details[k].append(side)
+    return records, details
+
+
+def summarize(
+    records: Sequence[dict], by: Sequence[str], columns: Sequence[str]
+) -> dict[tuple, dict[str, tuple[float, float, int]]]:
+    """``{group: {column: (mean, standard error, n)}}`` over the finite values.
+
+    Groups are the distinct values of the ``by`` columns; the standard error is
+    the sample standard deviation over ``sqrt(n)`` (NaN for one value; mean NaN
+    when a group has no finite value of a column).
+
+    Examples
+    --------
+    >>> rows = [{"m": "a", "x": 1.0}, {"m": "a", "x": 3.0}, {"m": "a", "x": float("nan")}]
+    >>> summarize(rows, ["m"], ["x"])[("a",)]["x"]
+    (2.0, 1.0, 2)
+    """
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in records:
+        groups[tuple(r[c] for c in by)].append(r)
+    out = {}
+    for key, rows in groups.items():
+        out[key] = {}
+        for col in columns:
+            values = np.array([r.get(col, np.nan) for r in rows], dtype=float)
+            values = values[np.isfinite(values)]
+            n = len(values)
+            mean = values.mean() if n else np.nan
+            se = values.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+            out[key][col] = (float(mean), float(se), n)
+    return out
+
+
+def format_cell(mean: float, se: float, digits: int = 3) -> str:
+    """``'mean ± se'``, ``'mean'`` without a standard error, ``'n/a'`` without a mean.
+
+    Examples
+    --------
+    >>> format_cell(0.51234, 0.0123), format_cell(2.0, float("nan")), format_cell(float("nan"), 0)
+    ('0.512 ± 0.012', '2.000', 'n/a')
+    """
+    if not np.isfinite(mean):
+        return "n/a"
+    if not np.isfinite(se):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {se:.{digits}f}"
+
+
+def format_summary(
+    summary: dict, by: Sequence[str], columns: Sequence[str], count: str = "n",
+    digits: int = 3, order: Sequence | None = None,
+) -> str:
+    """A Markdown table of :func:`summarize`'s output, one row per group (sorted, or in
+    ``order`` of the groups' last key), the count of the first column after the keys."""
+    head = "| " + " | ".join([*by, count, *columns]) + " |"
+    lines = [head, "|" + "---|" * (len(by) + 1 + len(columns))]
+    rank = {v: i for i, v in enumerate(order or ())}
+
+    def sort_key(key):
+        return (*map(str, key[:-1]), rank.get(key[-1], len(rank)), str(key[-1]))
+
+    for key in sorted(summary, key=sort_key):
+        cols = summary[key]
+        n = max(cols[c][2] for c in columns) if columns else 0
+        cells = [format_cell(*cols[c][:2], digits=digits) for c in columns]
+        lines.append("| " + " | ".join([*map(_plain, key), str(n), *cells]) + " |")
+    return "\n".join(lines)
+
+
+def _plain(value) -> str:
+    """A key value as written in a table: integral floats without the ``.0``."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+TWINS = (("fsgld", "sgld"), ("fsghmc", "sghmc"), ("fbnn", "bbb"), ("ifbnn", "bbb"),
+         ("ifbde", "ensemble"))
+"""Each functional method and its weight-space twin."""
+
+
+def twin_table(records: Sequence[dict], metric: str, by: Sequence[str], pair: str) -> str:
+    """Paired differences functional minus weight-space twin of ``metric``.
+
+    Records are matched on the ``by`` columns and ``pair`` (the split or seed);
+    one row per twin pair present and group: mean difference ± standard error
+    over the matched pairs, and how many pairs were above zero.
+
+    Examples
+    --------
+    >>> rows = [{"d": "a", "method": m, "k": k, "x": v} for m, k, v in
+    ...         [("fsgld", 0, 0.9), ("sgld", 0, 0.8), ("fsgld", 1, 0.5), ("sgld", 1, 0.8)]]
+    >>> print(twin_table(rows, "x", ["d"], "k"))
+    | d | functional | weight-space | pairs | x difference | above zero |
+    |---|---|---|---|---|---|
+    | a | fsgld | sgld | 2 | -0.100 ± 0.200 | 1 of 2 |
+    """
+    index = {}
+    for r in records:
+        value = r.get(metric, np.nan)
+        index[(*[r[c] for c in by], r["method"], r[pair])] = value
+    groups = sorted({tuple(r[c] for c in by) for r in records}, key=lambda g: tuple(map(str, g)))
+    lines = ["| " + " | ".join([*by, "functional", "weight-space", "pairs",
+                                f"{metric} difference", "above zero"]) + " |",
+             "|" + "---|" * (len(by) + 5)]
+    for g in groups:
+        for f, w in TWINS:
+            diffs = []
+            for key, value in index.items():
+                if key[:-2] == g and key[-2] == f:
+                    other = index.get((*g, w, key[-1]))
+                    if other is not None and np.isfinite(value) and np.isfinite(other):
+                        diffs.append(value - other)
+            if not diffs:
+                continue
+            d = np.array(diffs)
+            se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
+            lines.append("| " + " | ".join([*map(_plain, g), f, w, str(len(d)),
+                                            format_cell(d.mean(), se),
+                                            f"{int(np.sum(d > 0))} of {len(d)}"]) + " |")
+    return "\n".join(lines)
+
+
+def task_of(records: Sequence[dict]) -> str:
+    """The task of a list of records (``regression`` when they have no ``task`` column)."""
+    tasks = {r.get("task", "regression") for r in records}
+    if len(tasks) > 1:
+        raise ValueError(f"records must come from one task. Got {sorted(tasks)}.")
+    return tasks.pop() if tasks else "regression"
+
+
+def task_summary(task: str, records: Sequence[dict], order: Sequence[str] = ()) -> str:
+    """The Markdown summary of a task's records (the regression table as ``skfbnn bench``
+    has always printed it; the other tasks add the functional-vs-weight-space table)."""
+    if task == "regression":
+        return markdown_table(summarize_records(list(records)))
+    if task == "classification":
+        from .classification import summary_markdown
+
+        clean = [r for r in records if r["shift"] == "none"]
+        parts = [summary_markdown(records, order)]
+        for metric in ("auroc_entropy", "auroc_mi", "log_loss"):
+            table = twin_table(clean, metric, ("dataset",), "split")
+            if table.count("\n") > 1:
+                parts.append(table)
+        return "\n\n".join(parts)
+    if task == "bandit":
+        from .bandit import summary_markdown
+
+        parts = [summary_markdown(records, order)]
+        table = twin_table(records, "regret", ("p", "horizon", "warm_start"), "seed")
+        if table.count("\n") > 1:
+            parts.append(table)
+        return "\n\n".join(parts)
+    raise ValueError(f"task must be regression, classification or bandit. Got {task!r}.")
+
+
+def write_report(stem: Path, task: str, records: Sequence[dict],
+                 details: dict[str, list[dict]] | None = None,
+                 order: Sequence[str] = (), column: str = "test_ll") -> list[Path]:
+    """``<stem>.md`` (the summary) and, with matplotlib installed, the task's figures
+    ``<stem>_*.png``; returns the paths written."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    md = stem.with_name(stem.name + ".md")
+    md.write_text(task_summary(task, records, order) + "\n")
+    written = [md]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return written
+    from . import plots
+
+    details = details or {}
+    if task == "regression":
+        path = stem.with_name(f"{stem.name}_{column}.png")
+        plot_records(summarize_records(list(records)), path, column=column)
+        written.append(path)
+    elif task == "classification":
+        written += plots.reliability_diagrams(details.get("bins", []), stem, order)
+        written += plots.uncertainty_histograms(details.get("bins", []), stem, order)
+        written += plots.shift_curves(records, stem, order)
+    elif task == "bandit":
+        written += plots.regret_curves(details.get("curves", []), stem, order)
+    return written
