@@ -1,0 +1,457 @@
+"""Classification with out-of-distribution (OOD) detection and input shift.
+
+Protocol (a), OOD: train on the classes ``id_classes`` (default 0-4), test
+in-distribution on held-out rows of those classes and out-of-distribution on
+rows of the other classes (5-9). MNIST-1D keeps its canonical train/test split
+(the train rows of classes 0-4 for training, its test rows for both tests) and
+repetition ``k`` refits with ``random_state = seed + k``; scikit-learn's digits
+(8x8 images) draws a stratified 75/25 split of the classes 0-4 with
+``random_state = k`` for repetition ``k`` and uses every image of classes 5-9 as
+the OOD set. Inputs are standardised with the training rows' statistics inside
+the pipeline.
+
+Protocol (b), shift: the in-distribution test rows under Gaussian noise (standard
+deviation ``strength`` times each feature's training standard deviation), with
+a fraction ``strength`` of each row's positions shuffled among themselves, and
+flipped (MNIST-1D: the signal reversed; digits: each image mirrored left-right).
+
+Metrics per (method, data set, repetition, shift): accuracy, log loss, Brier score
+(summed over classes), top-label ECE with 15 equal-width bins, and the AUROC of
+telling the OOD rows (for a shift row: the shifted rows) from the clean
+in-distribution rows by the predictive entropy (``auroc_entropy``) and by the
+mutual information between label and draw (``auroc_mi``, where the model has
+posterior draws or members; NaN otherwise).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+
+from ..metrics import (
+    brier_score,
+    expected_calibration_error,
+    mutual_information,
+    ood_auroc,
+    predictive_entropy,
+    reliability_curve,
+)
+from .tasks import Task, bayes_params, check_params_used, select_params
+
+__all__ = ["ClassificationTask", "MLPEnsembleClassifier", "make_classifier",
+           "draw_probabilities", "apply_shift", "classification_metrics", "BASELINES",
+           "ECE_BINS", "SHIFTS", "summary_markdown"]
+
+ECE_BINS = 15
+"""Equal-width confidence bins of the ECE and the reliability diagrams."""
+HIST_BINS = 30
+"""Bins of the entropy and mutual-information histograms, over ``[0, log K]``."""
+BASELINES = ("mlp", "mlp_ensemble")
+"""scikit-learn baselines: ``MLPClassifier((50,), max_iter=2000)`` and five of them
+(random states ``5 * random_state + i``) averaged."""
+SHIFTS = {"noise": (0.25, 0.5, 1.0, 2.0), "shuffle": (0.25, 0.5, 1.0), "flip": (1.0,)}
+"""Default shift settings: kind -> strengths."""
+DATASETS = ("mnist1d", "digits")
+METRICS = ("accuracy", "log_loss", "brier", "ece", "auroc_entropy", "auroc_mi",
+           "entropy_in", "entropy_out", "fit_time")
+
+
+class MLPEnsembleClassifier(ClassifierMixin, BaseEstimator):
+    """``n_estimators`` scikit-learn ``MLPClassifier`` s with different seeds, averaged.
+
+    Member ``i`` has ``random_state = n_estimators * random_state + i``.
+
+    Parameters
+    ----------
+    n_estimators : int, default=5
+    hidden_layer_sizes : tuple of int, default=(50,)
+    max_iter : int, default=2000
+    random_state : int, default=0
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> X, y = load_iris(return_X_y=True)
+    >>> ens = MLPEnsembleClassifier(n_estimators=2, max_iter=300).fit(X, y)
+    >>> ens.predict_proba_members(X[:3]).shape
+    (2, 3, 3)
+    """
+
+    def __init__(self, n_estimators: int = 5, hidden_layer_sizes: tuple = (50,),
+                 max_iter: int = 2000, random_state: int = 0):
+        self.n_estimators = n_estimators
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit every member on ``(X, y)``."""
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.neural_network import MLPClassifier
+
+        if not (isinstance(self.n_estimators, int) and self.n_estimators >= 1):
+            raise ValueError(f"n_estimators must be a positive int. Got {self.n_estimators!r}.")
+        self.estimators_ = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            for i in range(self.n_estimators):
+                member = MLPClassifier(hidden_layer_sizes=self.hidden_layer_sizes, max_iter=self.max_iter,
+                                       random_state=self.n_estimators * self.random_state + i)
+                self.estimators_.append(member.fit(X, y))
+        self.classes_ = self.estimators_[0].classes_
+        return self
+
+    def predict_proba_members(self, X) -> np.ndarray:
+        """Class probabilities of every member, shape ``(n_estimators, n, n_classes)``."""
+        return np.stack([m.predict_proba(X) for m in self.estimators_])
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Mean of the members' class probabilities."""
+        return self.predict_proba_members(X).mean(axis=0)
+
+    def predict(self, X) -> np.ndarray:
+        """The class of highest mean probability."""
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+
+def make_classifier(method: str, *, random_state: int = 0, device: str = "auto",
+                    **params: Any):
+    """``StandardScaler`` then the classifier that ``method`` names.
+
+    ``mlp`` and ``mlp_ensemble`` are the scikit-learn baselines (:data:`BASELINES`);
+    any registry key gives :class:`~skfbnn.BayesianNetClassifier` with that method,
+    ``params`` split between its own parameters and ``method_params``.
+
+    Examples
+    --------
+    >>> make_classifier("mlp_ensemble", random_state=3)[-1].random_state
+    3
+    >>> make_classifier("sgld", n_burnin=10)[-1].method_params
+    {'n_burnin': 10}
+    """
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from ..estimators import BayesianNetClassifier
+    from ..inference.registry import METHODS
+
+    if method == "mlp":
+        est = MLPClassifier(hidden_layer_sizes=(50,), max_iter=2000, random_state=random_state)
+        est.set_params(**params)
+    elif method == "mlp_ensemble":
+        est = MLPEnsembleClassifier(random_state=random_state).set_params(**params)
+    elif method in METHODS:
+        own = BayesianNetClassifier().get_params()
+        top = {k: v for k, v in params.items() if k in own}
+        rest = {k: v for k, v in params.items() if k not in own}
+        est = BayesianNetClassifier(method=method, method_params=rest or None,
+                                    random_state=random_state, device=device, **top)
+    else:
+        raise ValueError(f"method must be one of {sorted(METHODS)} or {list(BASELINES)}. "
+                         f"Got {method!r}.")
+    return make_pipeline(StandardScaler(), clone(est))
+
+
+def baseline_params(method: str) -> set[str]:
+    """Parameter names of a baseline's estimator."""
+    from sklearn.neural_network import MLPClassifier
+
+    if method == "mlp":
+        return set(MLPClassifier().get_params())
+    return set(MLPEnsembleClassifier().get_params())
+
+
+def draw_probabilities(pipeline, X) -> np.ndarray | None:
+    """Per-draw (or per-member) class probabilities ``(S, n, K)`` of a fitted pipeline.
+
+    scikit-learn ensembles give their members' (:meth:`MLPEnsembleClassifier.
+    predict_proba_members`); skfbnn classifiers their posterior draws' (a public
+    ``predict_proba_draws`` when the estimator has one, else the probabilities
+    that ``predict_proba`` averages, read through its internals). Returns None
+    for a model without draws, or when the draws' mean does not reproduce
+    ``predict_proba`` (the internals changed).
+    """
+    model, Xt = pipeline[-1], pipeline[:-1].transform(X)
+    if hasattr(model, "predict_proba_members"):
+        return model.predict_proba_members(Xt)
+    draws = None
+    public = getattr(model, "predict_proba_draws", None)
+    if callable(public):
+        draws = np.asarray(public(Xt), dtype=np.float64)
+    elif hasattr(model, "_draws_at") and hasattr(model, "_draw_probabilities"):
+        import torch
+
+        with torch.no_grad():
+            out = model._draws_at(Xt).to(torch.float64)
+            draws = model._draw_probabilities(out).cpu().numpy()
+    if draws is None or draws.ndim != 3:
+        return None
+    if not np.allclose(draws.mean(axis=0), model.predict_proba(Xt), atol=1e-6):
+        return None
+    return draws
+
+
+# ----------------------------------------------------------------- data
+def _digits_flip(X: np.ndarray) -> np.ndarray:
+    side = int(round(np.sqrt(X.shape[1])))
+    return X.reshape(-1, side, side)[:, :, ::-1].reshape(X.shape)
+
+
+def ood_data(dataset: str, k: int, *, data_home=None, id_classes=tuple(range(5))) -> dict:
+    """Training rows, in-distribution and OOD test rows of repetition ``k``.
+
+    Returns a dict with ``X_train, y_train, X_in, y_in, X_out`` and ``flip`` (the
+    data set's flip: reversal of the signal, or the left-right mirror of images).
+    """
+    ids = np.asarray(id_classes)
+    if dataset == "mnist1d":
+        from ..datasets import load_mnist1d
+
+        X, y, X_test, y_test = load_mnist1d(data_home=data_home, return_X_y=True)
+        train, inside = np.isin(y, ids), np.isin(y_test, ids)
+        return dict(X_train=X[train], y_train=y[train], X_in=X_test[inside],
+                    y_in=y_test[inside], X_out=X_test[~inside], flip=lambda A: A[:, ::-1])
+    if dataset == "digits":
+        from sklearn.datasets import load_digits
+        from sklearn.model_selection import train_test_split
+
+        X, y = load_digits(return_X_y=True)
+        inside = np.isin(y, ids)
+        X_train, X_in, y_train, y_in = train_test_split(
+            X[inside], y[inside], test_size=0.25, stratify=y[inside], random_state=k)
+        return dict(X_train=X_train, y_train=y_train, X_in=X_in, y_in=y_in,
+                    X_out=X[~inside], flip=_digits_flip)
+    raise ValueError(f"dataset must be one of {DATASETS}. Got {dataset!r}.")
+
+
+def apply_shift(X: np.ndarray, kind: str, strength: float, rng: np.random.Generator,
+                scale: np.ndarray, flip=None) -> np.ndarray:
+    """``X`` under a shift.
+
+    ``"noise"``: plus Gaussian noise of standard deviation ``strength * scale``
+    (per feature); ``"shuffle"``: in every row a random ``strength`` fraction of
+    the positions (rounded) permuted among themselves; ``"flip"``: ``flip(X)``
+    (default: the columns reversed).
+
+    Examples
+    --------
+    >>> X = np.arange(6.0).reshape(1, 6)
+    >>> apply_shift(X, "flip", 1.0, np.random.default_rng(0), np.ones(6)).tolist()
+    [[5.0, 4.0, 3.0, 2.0, 1.0, 0.0]]
+    >>> sorted(apply_shift(X, "shuffle", 1.0, np.random.default_rng(0), np.ones(6))[0])
+    [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    """
+    if kind == "noise":
+        return X + strength * scale * rng.standard_normal(X.shape)
+    if kind == "flip":
+        return (flip or (lambda A: A[:, ::-1]))(X).copy()
+    if kind == "shuffle":
+        if not 0 <= strength <= 1:
+            raise ValueError(f"shuffle strength must lie in [0, 1]. Got {strength!r}.")
+        out = X.copy()
+        m = int(round(strength * X.shape[1]))
+        for row in out:
+            pos = rng.choice(X.shape[1], size=m, replace=False)
+            row[pos] = row[rng.permutation(pos)]
+        return out
+    raise ValueError(f"shift must be one of {sorted(SHIFTS)}. Got {kind!r}.")
+
+
+# ----------------------------------------------------------------- metrics
+def classification_metrics(y: np.ndarray, proba: np.ndarray) -> dict[str, float]:
+    """Accuracy, log loss, Brier score and ECE (15 bins) of probabilities ``proba``
+    against labels ``y`` given as column indices."""
+    from sklearn.metrics import log_loss
+
+    return {
+        "accuracy": float(np.mean(proba.argmax(axis=1) == y)),
+        "log_loss": float(log_loss(y, proba, labels=np.arange(proba.shape[1]))),
+        "brier": brier_score(y, proba),
+        "ece": expected_calibration_error(y, proba, n_bins=ECE_BINS),
+    }
+
+
+def _scores(pipe, X) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Mean probabilities, predictive entropy and mutual information (or None)."""
+    proba = pipe.predict_proba(X)
+    draws = draw_probabilities(pipe, X)
+    return proba, predictive_entropy(proba), None if draws is None else mutual_information(draws)
+
+
+def _detection(ent_in, mi_in, ent_out, mi_out) -> dict[str, float]:
+    return {
+        "auroc_entropy": ood_auroc(ent_in, ent_out),
+        "auroc_mi": np.nan if mi_in is None else ood_auroc(mi_in, mi_out),
+        "entropy_in": float(np.mean(ent_in)),
+        "entropy_out": float(np.mean(ent_out)),
+    }
+
+
+def _histogram(kind: str, values: np.ndarray, n_classes: int) -> list[dict]:
+    edges = np.linspace(0.0, np.log(n_classes), HIST_BINS + 1)
+    counts = np.histogram(np.clip(values, 0.0, edges[-1]), bins=edges)[0]
+    return [{"kind": kind, "bin": b, "lo": edges[b], "hi": edges[b + 1], "count": int(c),
+             "accuracy": np.nan, "confidence": np.nan} for b, c in enumerate(counts)]
+
+
+class ClassificationTask(Task):
+    """The OOD and shift protocols on MNIST-1D and digits, or plain cross-validation
+    of a classifier on a CSV file (``data``), for registry methods and the
+    scikit-learn baselines."""
+
+    name = "classification"
+    key_columns = ("task", "dataset", "method", "split")
+    details = ("bins",)
+
+    def __init__(self, datasets: Sequence[str], methods: Sequence[str], *, data_home=None,
+                 n_splits: int | None = None, seed: int = 0, device: str = "auto",
+                 params: dict | None = None, shifts: dict | None = None,
+                 id_classes: Sequence[int] = tuple(range(5)), data: dict | None = None):
+        self.datasets = list(datasets)
+        self.methods = list(methods)
+        self.data_home = data_home
+        self.n_splits = 5 if n_splits is None else n_splits
+        self.seed = seed
+        self.device = device
+        self.params = dict(params or {})
+        self.shifts = dict(SHIFTS if shifts is None else shifts)
+        self.id_classes = tuple(int(c) for c in id_classes)
+        self._data = dict(data or {})  # CSV: name -> (X, y, splits); no OOD rows
+        for d in self.datasets:
+            if d not in DATASETS and d not in self._data:
+                raise ValueError(f"dataset must be one of {DATASETS}. Got {d!r}.")
+        if not (isinstance(self.n_splits, int) and self.n_splits >= 1):
+            raise ValueError(f"n_splits must be a positive int. Got {n_splits!r}.")
+        for kind in self.shifts:
+            if kind not in SHIFTS:
+                raise ValueError(f"shift must be one of {sorted(SHIFTS)}. Got {kind!r}.")
+        self._valid = {m: (baseline_params(m) if m in BASELINES
+                           else bayes_params(m, "classification")) for m in self.methods}
+        check_params_used(self.params, self.methods, self._valid)
+
+    def _n(self, dataset: str) -> int:
+        if dataset in self._data:
+            return len(self._data[dataset][2])
+        return self.n_splits
+
+    def cells(self) -> list[dict]:
+        return [{"task": self.name, "dataset": d, "method": m, "split": k}
+                for d in self.datasets for m in self.methods for k in range(self._n(d))]
+
+    def _rows(self, cell: dict) -> dict:
+        if cell["dataset"] in self._data:
+            X, y, splits = self._data[cell["dataset"]]
+            train, test = splits[cell["split"]]
+            return dict(X_train=X[train], y_train=y[train], X_in=X[test], y_in=y[test],
+                        X_out=None, flip=None)
+        return ood_data(cell["dataset"], cell["split"], data_home=self.data_home,
+                        id_classes=self.id_classes)
+
+    def run_cell(self, cell: dict) -> dict[str, list[dict]]:
+        data = self._rows(cell)
+        method, k = cell["method"], cell["split"]
+        params = select_params(method, self.params, self._valid[method])
+        pipe = make_classifier(method, random_state=self.seed + k, device=self.device,
+                               **params)
+        start = time.perf_counter()
+        pipe.fit(data["X_train"], data["y_train"])
+        fit_time = time.perf_counter() - start
+        classes = pipe.classes_
+        y_in = np.searchsorted(classes, data["y_in"])
+        if not np.array_equal(classes[np.minimum(y_in, len(classes) - 1)], data["y_in"]):
+            raise ValueError("the test rows hold classes the training rows do not.")
+        proba, ent_in, mi_in = _scores(pipe, data["X_in"])
+        base = {**cell, "shift": "none", "strength": 0.0}
+        nan = dict.fromkeys(("auroc_entropy", "auroc_mi"), np.nan)
+        detect = {**nan, "entropy_in": float(np.mean(ent_in)), "entropy_out": np.nan}
+        bins = self._bins(cell, y_in, proba, ent_in, mi_in, len(classes))
+        if data["X_out"] is not None:
+            _, ent_out, mi_out = _scores(pipe, data["X_out"])
+            detect = _detection(ent_in, mi_in, ent_out, mi_out)
+            bins += [{**cell, **b} for b in _histogram("entropy_out", ent_out, len(classes))]
+            if mi_out is not None:
+                bins += [{**cell, **b} for b in _histogram("mi_out", mi_out, len(classes))]
+        records = [{**base, **classification_metrics(y_in, proba), **detect,
+                    "fit_time": fit_time}]
+        if data["X_out"] is not None:
+            records += self._shifted(cell, pipe, data, y_in, ent_in, mi_in, fit_time)
+        return {"records": records, "bins": bins}
+
+    def _bins(self, cell, y, proba, ent, mi, n_classes) -> list[dict]:
+        counts, acc, conf = reliability_curve(y, proba, n_bins=ECE_BINS)
+        edges = np.linspace(0, 1, ECE_BINS + 1)
+        rows = [{"kind": "reliability", "bin": b, "lo": edges[b], "hi": edges[b + 1],
+                 "count": int(counts[b]), "accuracy": acc[b], "confidence": conf[b]}
+                for b in range(ECE_BINS)]
+        rows += _histogram("entropy_in", ent, n_classes)
+        if mi is not None:
+            rows += _histogram("mi_in", mi, n_classes)
+        return [{**cell, **r} for r in rows]
+
+    def _shifted(self, cell, pipe, data, y_in, ent_in, mi_in, fit_time) -> list[dict]:
+        scale = data["X_train"].std(axis=0)
+        scale = np.where(scale > 0, scale, 1.0)
+        records = []
+        for j, (kind, strengths) in enumerate(sorted(self.shifts.items())):
+            for i, strength in enumerate(strengths):
+                rng = np.random.default_rng([self.seed, cell["split"], j, i])
+                X = apply_shift(data["X_in"], kind, float(strength), rng, scale,
+                                flip=data["flip"])
+                proba, ent, mi = _scores(pipe, X)
+                records.append({**cell, "shift": kind, "strength": float(strength),
+                                **classification_metrics(y_in, proba),
+                                **_detection(ent_in, mi_in, ent, mi), "fit_time": fit_time})
+        return records
+
+    def progress(self, cell: dict, records: list[dict]) -> str:
+        r = records[0]
+        return (f"classification {r['dataset']} {r['method']} split {r['split']}: "
+                f"accuracy {r['accuracy']:.3f} log_loss {r['log_loss']:.3f} "
+                f"ece {r['ece']:.3f} auroc {r['auroc_entropy']:.3f} / mi {r['auroc_mi']:.3f} "
+                f"fit {r['fit_time']:.1f}s")
+
+
+# ----------------------------------------------------------------- summary
+def _setting(r: dict) -> str:
+    return "clean" if r["shift"] == "none" else f"{r['shift']} {r['strength']:g}"
+
+
+def summary_markdown(records: Sequence[dict], order: Sequence[str] = ()) -> str:
+    """The OOD table (clean rows) and, where there are shift rows, accuracy and ECE per
+    shift setting; mean ± standard error over repetitions."""
+    from .report import format_cell, format_summary, summarize
+
+    clean = [r for r in records if r["shift"] == "none"]
+    columns = ("accuracy", "log_loss", "brier", "ece", "auroc_entropy", "auroc_mi",
+               "fit_time")
+    parts = [format_summary(summarize(clean, ("dataset", "method"), columns),
+                            ("dataset", "method"), columns, count="splits",
+                            order=order)]
+    shifted = [r for r in records if r["shift"] != "none"]
+    if shifted:
+        records = [{**r, "setting": _setting(r)} for r in records]
+        settings = list(dict.fromkeys(_setting(r) for r in sorted(
+            records, key=lambda r: (r["shift"] != "none", r["shift"], r["strength"]))))
+        for metric in ("accuracy", "ece"):
+            for dataset in sorted({r["dataset"] for r in shifted}):
+                rows = [r for r in records if r["dataset"] == dataset]
+                summary = summarize(rows, ("method", "setting"), (metric,))
+                methods = sorted({m for m, _ in summary},
+                                 key=lambda m: (list(order).index(m) if m in order
+                                                else len(order), m))
+                lines = [f"{metric} under shift, {dataset}:", "",
+                         "| method | " + " | ".join(settings) + " |",
+                         "|" + "---|" * (len(settings) + 1)]
+                for m in methods:
+                    cells = [format_cell(*summary[(m, s)][metric][:2])
+                             if (m, s) in summary else "n/a" for s in settings]
+                    lines.append(f"| {m} | " + " | ".join(cells) + " |")
+                parts.append("\n".join(lines))
+    return "\n\n".join(parts)
