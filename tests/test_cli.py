@@ -6,6 +6,7 @@ import contextlib
 import importlib.util
 import io
 
+import numpy as np
 import pytest
 
 from skfbnn.bench.report import read_records
@@ -113,3 +114,89 @@ def test_bench_seed_offsets_every_splits_random_state(bench_csv, tmp_path):
         runs[seed] = read_records([path])
     assert [r["rmse"] for r in runs[0]] == [r["rmse"] for r in default]
     assert all(a["rmse"] != b["rmse"] for a, b in zip(runs[7], default, strict=True))
+
+
+# ------------------------------------------------------------- the other tasks
+from tests.conftest import SHARED_DATA  # noqa: E402  (the other tasks)
+
+CLASSIFY = ["bench", "--task", "classification", "--dataset", "digits",
+            "--methods", "mlp,mlp_ensemble", "--n-splits", "2", "--noise-levels", "1",
+            "--shuffle-levels", "0.5", "--set", "max_iter=20", "hidden_layer_sizes=(8,)",
+            "mlp_ensemble.n_estimators=2"]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_bench_classification_records_summary_and_resumption(tmp_path):
+    out = tmp_path / "ood.csv"
+    stdout, err = _run([*CLASSIFY, "--out", str(out)])
+    records = read_records([out])
+    # 2 methods x 2 repetitions x (clean, flip, noise 1, shuffle 0.5)
+    assert len(records) == 16 and {r["task"] for r in records} == {"classification"}
+    assert [r["shift"] for r in records[:4]] == ["none", "flip", "noise", "shuffle"]
+    lines = stdout.splitlines()
+    assert lines[0].startswith("| dataset | method | splits | accuracy | log_loss | brier | ece "
+                               "| auroc_entropy | auroc_mi | fit_time |")
+    assert lines[2].startswith("| digits | mlp | 2 | ") and lines[2].count("n/a") == 1
+    assert lines[3].startswith("| digits | mlp_ensemble | 2 | ") and "n/a" not in lines[3]
+    assert "accuracy under shift, digits:" in stdout and "| flip 1 | noise 1 |" in stdout
+    assert "[4/4] classification digits mlp_ensemble split 1" in err
+    assert (tmp_path / "ood.md").read_text() == stdout
+    if importlib.util.find_spec("matplotlib") is not None:
+        for name in ("reliability", "entropy", "mi", "shift"):
+            assert (tmp_path / f"ood_{name}_digits.png").read_bytes()[:4] == b"\x89PNG"
+    text = out.read_text()
+    stdout2, err2 = _run([*CLASSIFY, "--out", str(out)])
+    assert out.read_text() == text and stdout2 == stdout
+    assert "4 of 4 cells already in" in err2 and "[1/" not in err2
+    # report rebuilds the same summary from the files
+    fig = tmp_path / "again"
+    report_out, _ = _run(["report", str(out), str(tmp_path / "ood.bins.csv"),
+                          "--markdown", str(tmp_path / "r.md"), "--figures", str(fig)])
+    assert report_out == stdout and (tmp_path / "r.md").read_text() == stdout
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "mushroom").is_dir(), reason="Mushroom not found")
+def test_bench_bandit_baselines(tmp_path):
+    out = tmp_path / "bandit.csv"
+    stdout, err = _run(["bench", "--task", "bandit", "--methods", "uniform,oracle,greedy",
+                        "--horizon", "128", "--n-seeds", "2", "--data-home", str(SHARED_DATA),
+                        "--out", str(out), "--no-report"])
+    records = read_records([out])
+    assert len(records) == 6 and not (tmp_path / "bandit.md").exists()
+    assert len(read_records([tmp_path / "bandit.curves.csv"])) == 12  # steps 64 and 128
+    lines = stdout.splitlines()
+    assert lines[0].startswith("| p | horizon | warm_start | method | seeds | regret | "
+                               "expected_regret | relative_regret |")
+    uniform = [ln for ln in lines if "| uniform |" in ln][0]
+    oracle = [ln for ln in lines if "| oracle |" in ln][0]
+    assert "| 100.0 ± 0.0 |" in uniform and "| 0.0 ± 0.0 | 0.0 ± 0.0 | 0.0 ± 0.0 |" in oracle
+    assert "bandit p=0.5 greedy (warm start n/a) seed 1" in err
+
+
+def test_bench_csv_regression_and_classification(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    path = tmp_path / "toy.csv"
+    rows = ["a,b,colour,y,label"] + [
+        f"{a:.4f},{b:.4f},{'red' if a > 0 else 'blue'},{2 * a - b:.4f},{'yes' if b > 0 else 'no'}"
+        for a, b in X]
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "reg.csv"
+    stdout, _ = _run(["bench", "--task", "csv", "--data", str(path), "--target", "y",
+                      "--methods", "sgld", "--n-splits", "2", "--out", str(out), "--no-report",
+                      "--set", "n_burnin=20", "n_samples=3", "thinning=2", "n_chains=2"])
+    assert "| toy | sgld | 2 | " in stdout and len(read_records([out])) == 2
+    stdout, _ = _run(["bench", "--task", "csv", "--data", str(path), "--target", "label",
+                      "--methods", "sgld", "--n-splits", "2",
+                      "--set", "n_burnin=20", "n_samples=3", "thinning=2", "n_chains=2"])
+    assert stdout.splitlines()[2].startswith("| toy | sgld | 2 | ")
+    assert "under shift" not in stdout  # a CSV file has no OOD rows or shifts
+    with pytest.raises(SystemExit, match="--data FILE and --target"):
+        main(["bench", "--task", "csv", "--data", str(path)])
+
+
+def test_bench_rejects_a_parameter_no_method_takes():
+    with pytest.raises(SystemExit, match="no parameter 'n_iter' in sgld"):
+        main(["bench", *BENCH, "n_iter=5"])
+    with pytest.raises(SystemExit, match="no parameter"):
+        main(["bench", "--task", "classification", "--methods", "mlp", "--set", "n_burnin=3"])
