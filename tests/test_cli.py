@@ -200,3 +200,14 @@ def test_bench_rejects_a_parameter_no_method_takes():
         main(["bench", *BENCH, "n_iter=5"])
     with pytest.raises(SystemExit, match="no parameter"):
         main(["bench", "--task", "classification", "--methods", "mlp", "--set", "n_burnin=3"])
+
+
+def test_bench_regression_report_writes_table_and_figure(bench_csv, tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text(bench_csv[0].read_text())  # finished cells: nothing is refitted
+    out, err = _run(["bench", *BENCH, "--out", str(path), "--report"])
+    assert out == bench_csv[1][0]  # the same table
+    assert (tmp_path / "r.md").read_text() == out
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (tmp_path / "r_test_ll.png").read_bytes()[:4] == b"\x89PNG"
+    assert "split" not in err
