@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import types
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -68,10 +69,9 @@ myst_heading_anchors = 3
 autosummary_generate = True
 autosummary_imported_members = True
 autosummary_ignore_module_all = False
-autodoc_default_options = {"members": False, "inherited-members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = True
-numpydoc_show_inherited_class_members = False
+numpydoc_show_inherited_class_members = True
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks: set[str] = set()
 numpydoc_xref_param_type = False
@@ -104,6 +104,34 @@ if GALLERY_MODE not in {"full", "quick", "off"}:
 # Examples that fit nothing or only a few short fits: the subset CI executes.
 QUICK_EXAMPLES = ("plot_uci_comparison", "plot_device_selection")
 
+# The order of the gallery (examples not listed follow, by file name).
+GALLERY_ORDER = (
+    "plot_extrapolation_bands",
+    "plot_uci_comparison",
+    "plot_reliability_diagram",
+    "plot_grid_search_prior",
+    "plot_arviz_diagnostics",
+    "plot_device_selection",
+)
+
+
+class _ExampleOrder:
+    """Sort key of sphinx-gallery's ``within_subsection_order``: ``GALLERY_ORDER``."""
+
+    def __init__(self, src_dir):
+        self.src_dir = src_dir
+
+    def __call__(self, filename):
+        stem = Path(filename).stem
+        rank = GALLERY_ORDER.index(stem) if stem in GALLERY_ORDER else len(GALLERY_ORDER)
+        return rank, stem
+
+
+# sphinx-gallery takes the key by import path (a string keeps the configuration picklable).
+_order_module = types.ModuleType("skfbnn_docs_gallery")
+_order_module.ExampleOrder = _ExampleOrder
+sys.modules[_order_module.__name__] = _order_module
+
 sphinx_gallery_conf = {
     "examples_dirs": str(ROOT / "examples"),
     "gallery_dirs": "auto_examples",
@@ -116,7 +144,7 @@ sphinx_gallery_conf = {
     "plot_gallery": "False" if GALLERY_MODE == "off" else "True",
     "download_all_examples": False,
     "remove_config_comments": True,
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "skfbnn_docs_gallery.ExampleOrder",
     "image_scrapers": ("matplotlib",),
     "matplotlib_animations": False,
     "min_reported_time": 1,
@@ -158,7 +186,15 @@ def _quote_line(line: str) -> str:
     return "".join(out)
 
 
+_SKLEARN_REF = re.compile(r":ref:`([^`<]+?)\s*(?:<[^>`]*>)?`")
+
+
 def _quote_docstring(app, what, name, obj, options, lines):
+    if getattr(obj, "__module__", "").startswith("sklearn."):
+        # Methods inherited from scikit-learn (score, get_params, ...) refer to labels of
+        # scikit-learn's own site; keep their text, drop the link.
+        lines[:] = [_SKLEARN_REF.sub(r"\1", line) for line in lines]
+        return
     lines[:] = [_quote_line(line) for line in lines]
 
 

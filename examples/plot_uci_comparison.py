@@ -21,11 +21,17 @@ import numpy as np
 
 from skfbnn.bench.report import read_records
 
-try:  # run as a script or by sphinx-gallery: the repository is one level above examples/
-    ROOT = Path(__file__).resolve().parents[1]
-except NameError:  # run interactively from the repository root
-    ROOT = Path.cwd()
-files = sorted((ROOT / "benchmarks" / "results" / "uci").glob("*.csv"))
+# sphinx_gallery_thumbnail_number = 2
+
+RESULTS = Path("benchmarks", "results", "uci")
+try:  # as a script, or in the docs build, whose copy of the example sits in docs/
+    here = Path(__file__).resolve().parent
+except NameError:  # interactively
+    here = Path.cwd().resolve()
+folder = next((p / RESULTS for p in (here, *here.parents) if (p / RESULTS).is_dir()), None)
+if folder is None:
+    raise FileNotFoundError(f"no {RESULTS} folder above {here}: run this in the repository")
+files = sorted(folder.glob("*.csv"))
 records = read_records(files)
 print(f"{len(records)} records from {len(files)} files")
 
