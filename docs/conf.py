@@ -87,11 +87,12 @@ html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    "secondary_sidebar_items": ["page-toc"],
+    # "Choosing a method" is one wide decision table: it gets the whole width.
+    "secondary_sidebar_items": {"**": ["page-toc"], "choosing": []},
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "changelog": [], "getting_started": []}
+html_sidebars = {"index": [], "changelog": [], "getting_started": [], "choosing": []}
 html_context = {"default_mode": "light"}
 
 # -- Gallery -----------------------------------------------------------------

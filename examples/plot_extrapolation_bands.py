@@ -11,9 +11,10 @@ observation noise. A Bayesian model should widen its band in the gap between the
 outside the data.
 
 To keep the example under a minute on two CPU cores, every estimator runs on a **reduced
-budget**, far below its defaults: four chains of 1400 steps for fSGHMC (defaults: eight chains,
-at least 5000 steps), 200 kept steps after burn-in for pCNL (1000), 1000 Adam steps for fBNN
-(10 000) and 2000 for the deep ensemble (10 000). The figure at the defaults is on the benchmarks page.
+budget**, far below its defaults: four chains of 1400 steps for fSGHMC (defaults: eight
+chains, at least 5000 steps), 200 kept steps after burn-in for pCNL (1000), 1000 Adam steps for
+fBNN (10 000) and 2000 for the deep ensemble (10 000). The figure at the defaults is on the
+benchmarks page.
 """
 
 # %%
@@ -83,7 +84,7 @@ for name, (mean, std) in bands.items():
 # ---------
 
 fig, axes = plt.subplots(3, 2, figsize=(9, 9), sharex=True, sharey=True)
-for ax, (name, (mean, std)) in zip(axes.ravel(), bands.items()):
+for ax, (name, (mean, std)) in zip(axes.ravel(), bands.items(), strict=False):
     ax.plot(x, truth, color="green", lw=1, label="true function")
     ax.plot(x, mean, color="C0", label="predictive mean")
     for k, alpha in ((1, 0.35), (2, 0.15)):
@@ -99,5 +100,6 @@ plt.show()
 
 # %%
 # On these twenty noisy points pCNL's mean stays close to a straight line, while the
-# functional methods follow the oscillation and widen their band outside the data. With so little data the prior decides much of the picture; on the UCI
-# sets the ranking is different (see :ref:`sphx_glr_auto_examples_plot_uci_comparison.py`).
+# functional methods follow the oscillation and widen their band outside the data. With so
+# little data the prior decides much of the picture; on the UCI sets the ranking is different
+# (see :ref:`sphx_glr_auto_examples_plot_uci_comparison.py`).

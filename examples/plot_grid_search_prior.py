@@ -59,7 +59,7 @@ results = search.cv_results_
 labels = [str(v) for v in results["param_sgldregressor__prior_std"]]
 nll = -results["mean_test_nll"]
 nll_se = results["std_test_nll"] / np.sqrt(3)
-for label, m, s, cov in zip(labels, nll, nll_se, results["mean_test_coverage"]):
+for label, m, s, cov in zip(labels, nll, nll_se, results["mean_test_coverage"], strict=True):
     print(f"prior_std={label:6s} NLL {m:.3f} +- {s:.3f}   coverage {cov:.2f}")
 
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.5))

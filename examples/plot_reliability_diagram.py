@@ -67,7 +67,7 @@ for name, p in proba.items():
 # below the diagonal the model is overconfident, above it underconfident.
 
 fig, axes = plt.subplots(1, 3, figsize=(11, 3.8), sharey=True)
-for ax, (name, p) in zip(axes, proba.items()):
+for ax, (name, p) in zip(axes, proba.items(), strict=True):
     counts, accuracy, confidence = reliability_curve(y_test, p, n_bins=10)
     filled = counts > 0
     ax.plot([0, 1], [0, 1], color="black", ls="--", lw=1)

@@ -42,7 +42,8 @@ print(f"{len(records)} records from {len(files)} files")
 # records come from scikit-learn's ``GaussianProcessRegressor``.
 
 FAMILY = {"sgld": "SG-MCMC", "sghmc": "SG-MCMC", "fsgld": "SG-MCMC", "fsghmc": "SG-MCMC",
-          "pcn": "Metropolis-Hastings", "pcnl": "Metropolis-Hastings", "mala": "Metropolis-Hastings",
+          "pcn": "Metropolis-Hastings", "pcnl": "Metropolis-Hastings",
+          "mala": "Metropolis-Hastings",
           "bbb": "variational", "fbnn": "variational", "ifbnn": "variational",
           "ensemble": "ensemble", "ifbde": "ensemble"}
 COLOUR = {"SG-MCMC": "C0", "Metropolis-Hastings": "C1", "variational": "C2", "ensemble": "C3",
@@ -83,7 +84,7 @@ methods += sorted({m for _, m in test_ll} - set(methods))  # e.g. the exact GP
 # by family.
 
 fig, axes = plt.subplots(2, 4, figsize=(12, 6.5))
-for ax, dataset in zip(axes.ravel(), datasets):
+for ax, dataset in zip(axes.ravel(), datasets, strict=False):
     for i, method in enumerate(methods):
         if (dataset, method) in test_ll:
             mean, se = test_ll[(dataset, method)]
