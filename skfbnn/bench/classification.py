@@ -101,8 +101,9 @@ class MLPEnsembleClassifier(ClassifierMixin, BaseEstimator):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             for i in range(self.n_estimators):
-                member = MLPClassifier(hidden_layer_sizes=self.hidden_layer_sizes, max_iter=self.max_iter,
-                                       random_state=self.n_estimators * self.random_state + i)
+                member = MLPClassifier(
+                    hidden_layer_sizes=self.hidden_layer_sizes, max_iter=self.max_iter,
+                    random_state=self.n_estimators * self.random_state + i)
                 self.estimators_.append(member.fit(X, y))
         self.classes_ = self.estimators_[0].classes_
         return self

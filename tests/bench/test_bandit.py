@@ -145,7 +145,7 @@ def test_task_runs_baselines_and_a_thompson_sampler():
     assert task.budgets("sgld")[0] == dict(n_chains=2, n_burnin=20, n_samples=2, thinning=2,
                                            min_epochs=0, batch_size=64)
     results = {c["method"]: task.run_cell(c) for c in task.cells()}
-    for method, out in results.items():
+    for out in results.values():
         (record,) = out["records"]
         assert record["seed"] == 5 and record["horizon"] == 128 and record["n_updates"] == 1
         assert record["reward"] == record["oracle_reward"] - record["regret"]

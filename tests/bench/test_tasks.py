@@ -89,7 +89,8 @@ def test_select_and_check_params():
     valid = {"sgld": {"step_size", "n_burnin"}, "bbb": {"n_iter"}}
     params = {"n_burnin": 5, "bbb.n_iter": 9, "n_iter": 7, "sgld.step_size": 0.1}
     assert select_params("sgld", params, valid["sgld"]) == {"n_burnin": 5, "step_size": 0.1}
-    assert select_params("bbb", params, valid["bbb"]) == {"n_iter": 9}  # the method's own value wins
+    # the method's own value wins over the general one
+    assert select_params("bbb", params, valid["bbb"]) == {"n_iter": 9}
     check_params_used(params, ["sgld", "bbb"], valid)
     with pytest.raises(ValueError, match="no parameter 'oops'"):
         check_params_used({"oops": 1}, ["sgld", "bbb"], valid)
