@@ -70,6 +70,8 @@ autosummary_generate = True
 autosummary_imported_members = True
 autosummary_ignore_module_all = False
 autodoc_typehints = "none"
+# The page's table of contents lists methods as "fit()", not "SGHMCRegressor.fit()".
+toc_object_entries_show_parents = "hide"
 numpydoc_show_class_members = True
 numpydoc_show_inherited_class_members = True
 numpydoc_class_members_toctree = False
