@@ -119,7 +119,7 @@ def test_predict_draws_shapes_with_learned_noise(cls, n_outputs, regression_data
     assert np.isfinite(f).all() and (noise > 0).all() and np.isfinite(noise).all()
     # The draws are what predict summarises.
     assert_allclose(f.mean(0), est.predict(X[:N_TEST]), rtol=1e-10, atol=1e-10)
-    if family_of(cls) == "optimization":  # BBB: the noise is a point estimate
+    if family_of(cls) == "vi":  # BBB: the noise is a point estimate
         assert np.ptp(noise, axis=0).max() == 0
     else:  # sampled with the weights, or predicted by each member's head
         assert np.ptp(noise, axis=0).min() > 0
@@ -661,7 +661,7 @@ def test_bad_step_cap_is_named(value, regression_data):
 def test_auto_measurement_set_is_at_most_the_training_set(monkeypatch, n_rows, given, expected):
     """``n_measurement_points="auto"`` (the functional samplers' default): 100 points, or
     as many as there are training rows when fewer; an integer is used as given."""
-    import skfbnn.estimators._base as base
+    import skfbnn.priors.build as base
 
     sizes = []
     real = base.MeasurementSampler
@@ -690,7 +690,7 @@ def test_default_measurement_margin_reaches_the_sampler(monkeypatch, cls, expect
     """The functional samplers widen the measurement box by 0.25 of the data's range on each
     side by default, the variational methods by their validated 0.1; the estimator's value
     is the one the measurement sampler gets, so the box is [lo - m w, hi + m w]."""
-    import skfbnn.estimators._base as base
+    import skfbnn.priors.build as base
 
     boxes = []
     real = base.MeasurementSampler
