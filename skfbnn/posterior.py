@@ -39,6 +39,11 @@ class _Posterior(ABC):
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> _Posterior:
         """A copy on ``device`` (and in ``dtype`` if given)."""
 
+    @abstractmethod
+    def start(self) -> Params:
+        """The parameter sets a warm-started fit continues from, one per chain or member
+        (leading dimension as in a run's initial parameters)."""
+
     @torch.no_grad()
     def predict_f(
         self, forward: Callable[[Params, Tensor], Tensor], X: Tensor, chunk: int = 4096
@@ -77,6 +82,10 @@ class Particles(_Posterior):
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Particles:
         """A copy on ``device`` (and in ``dtype`` if given)."""
         return Particles({k: v.to(device, dtype) for k, v in self.draws.items()})
+
+    def start(self) -> Params:
+        """Each chain's last draw."""
+        return {k: v[:, -1] for k, v in self.draws.items()}
 
     @classmethod
     def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> Particles:
@@ -126,6 +135,10 @@ class MeanFieldGaussian(_Posterior):
         move = lambda d: {k: v.to(device, dtype) for k, v in d.items()}  # noqa: E731
         return MeanFieldGaussian(move(self.mean), move(self.std), move(self.eps))
 
+    def start(self) -> Params:
+        """The variational means (the scales start afresh)."""
+        return dict(self.mean)
+
     @classmethod
     def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> MeanFieldGaussian:
         """The final variational parameters, with ``n_samples`` prediction draws."""
@@ -169,6 +182,10 @@ class Ensemble(_Posterior):
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Ensemble:
         """A copy on ``device`` (and in ``dtype`` if given)."""
         return Ensemble({k: v.to(device, dtype) for k, v in self.members.items()})
+
+    def start(self) -> Params:
+        """The members."""
+        return dict(self.members)
 
     @classmethod
     def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> Ensemble:

@@ -98,12 +98,13 @@ class BayesianNetBase(BaseEstimator):
         -------
         self
         """
+        previous = self.__dict__.get("posterior_") if self.warm_start else None
         # A failed (re)fit must not leave draws of an earlier fit behind, to be
         # combined with the new fit's scaling or classes at predict time.
         self.__dict__.pop("posterior_", None)
         with torch_state_kept(), cpu_threads(resolve_device(self.device)):
             try:
-                return self._fit(X, y)
+                return self._fit(X, y, previous)
             except BaseException:  # e.g. a fit warning turned into an error by a filter
                 self.__dict__.pop("posterior_", None)
                 raise
@@ -111,7 +112,7 @@ class BayesianNetBase(BaseEstimator):
     def __sklearn_is_fitted__(self) -> bool:
         return "posterior_" in self.__dict__
 
-    def _fit(self, X: Any, y: Any) -> BayesianNetBase:
+    def _fit(self, X: Any, y: Any, previous=None) -> BayesianNetBase:
         X, y = self._validate_fit_data(X, y)
         spec, hyper = self._spec_and_hyper()
         family = FAMILIES[spec.family]
@@ -125,6 +126,8 @@ class BayesianNetBase(BaseEstimator):
         n_batch = family.n_batch(hyper)
         params = init_params(network, n_batch, gen, device=device, dtype=dtype)
         params.update(likelihood.init_params(n_batch, n_targets, device, dtype))
+        if previous is not None:  # warm_start: continue from the previous fit
+            params = _continued(params, previous.start())
         prior = result = None
         if n_targets:
             problem = build_problem(spec, hyper, network, make_forward(network), likelihood,
@@ -275,6 +278,24 @@ def _make_init(class_name: str, params: list[Param]):
            for p in params])
     __init__.__qualname__ = f"{class_name}.__init__"
     return __init__
+
+
+def _continued(fresh: dict[str, torch.Tensor], previous: dict[str, torch.Tensor]
+               ) -> dict[str, torch.Tensor]:
+    """``fresh`` initial parameters replaced by a previous fit's (``warm_start``), which must
+    have every key with the same shape."""
+    out = {}
+    for key, value in fresh.items():
+        old = previous.get(key)
+        if old is None or old.shape != value.shape:
+            got = "missing" if old is None else tuple(old.shape)
+            raise ValueError(
+                "warm_start=True continues from the previous fit, but its parameters differ "
+                f"from this fit's: {key!r} has shape {got}, this fit needs "
+                f"{tuple(value.shape)} (the features, outputs or classes, the network or the "
+                "number of chains or members changed). Fit with warm_start=False.")
+        out[key] = old.detach().to(value.device, value.dtype).clone()
+    return out
 
 
 def _placeholder_posterior(params: dict[str, torch.Tensor], n_samples: int) -> Particles:

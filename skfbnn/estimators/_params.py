@@ -49,6 +49,12 @@ COMMON = [
        "0: silent; 1: progress bar with the running log posterior (samplers) or "
        "objective (optimisers); 2: also per-chain (per-member) log lines on the "
        "``skfbnn`` logger."),
+    _p("warm_start", False, ["boolean"], "bool",
+       "Start the next ``fit`` from this fit's final state (each chain's last draw, the "
+       "variational means, the members) instead of a fresh initialisation, and run the "
+       "step counts then set (e.g. a shorter burn-in or fewer steps for an update on new "
+       "rows). The shapes must match: same features, outputs or classes, network and "
+       "number of chains or members."),
 ]
 
 ARCHITECTURE = ("hidden_layer_sizes", "activation")

@@ -37,7 +37,7 @@ def test_one_registry_entry_gives_a_named_pair(toy):
     assert (regressor.__name__, classifier.__name__) == ("ToyRegressor", "ToyClassifier")
     assert skfbnn.estimators.ToyRegressor is regressor  # importable, hence picklable
     params = regressor().get_params()
-    assert params["step_size"] == 1.0 and params["n_chains"] == 8  # method + family
+    assert params["step_size"] == 0.02 and params["n_chains"] == 8  # method + family
     assert params["prior_std"] == 1.0  # the weight prior's table
     assert "plain Langevin steps" in regressor.__doc__ and "step_size" in regressor.__doc__
 

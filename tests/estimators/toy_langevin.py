@@ -13,7 +13,7 @@ from skfbnn.inference.objective import grad_and_value, make_log_posterior
 from skfbnn.inference.sgmcmc.diffusions import noises_like, step_size_param
 from skfbnn.inference.types import BayesProblem, Transform
 
-HYPER = (step_size_param(1.0),)
+HYPER = (step_size_param(0.02),)
 
 
 class State(NamedTuple):
