@@ -1,36 +1,18 @@
-"""skfbnn: scikit-learn estimators for Bayesian neural networks with functional priors."""
+"""skfbnn: scikit-learn estimators for Bayesian neural networks with functional priors.
 
-from .estimators import (
-    BayesianNetClassifier,
-    BayesianNetRegressor,
-    BBBClassifier,
-    BBBRegressor,
-    DeepEnsembleClassifier,
-    DeepEnsembleRegressor,
-    FBNNClassifier,
-    FBNNRegressor,
-    FunctionalSGHMCClassifier,
-    FunctionalSGHMCRegressor,
-    FunctionalSGLDClassifier,
-    FunctionalSGLDRegressor,
-    IFBDEClassifier,
-    IFBDERegressor,
-    IFBNNClassifier,
-    IFBNNRegressor,
-    MALAClassifier,
-    MALARegressor,
-    PCNClassifier,
-    PCNLClassifier,
-    PCNLRegressor,
-    PCNRegressor,
-    SGHMCClassifier,
-    SGHMCRegressor,
-    SGLDClassifier,
-    SGLDRegressor,
-)
+Every registered inference method (``skfbnn methods``) has a regressor and a classifier
+here, e.g. :class:`SGLDRegressor` and :class:`SGLDClassifier`, plus the generic
+:class:`BayesianNetRegressor` and :class:`BayesianNetClassifier` that take the method by
+name.
+"""
+
+from . import estimators as _estimators
+from .estimators import *  # noqa: F403  (the names derive from the method registry)
 from .exceptions import (
     ConstantTargetWarning,
+    DivergenceError,
     NoiseOnlyFitWarning,
+    OptimisationDivergenceError,
     SamplerDivergenceError,
     SamplerDivergenceWarning,
 )
@@ -38,33 +20,10 @@ from .exceptions import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "BBBClassifier",
-    "BBBRegressor",
-    "DeepEnsembleClassifier",
-    "DeepEnsembleRegressor",
-    "FBNNClassifier",
-    "FBNNRegressor",
-    "IFBDEClassifier",
-    "IFBDERegressor",
-    "IFBNNClassifier",
-    "IFBNNRegressor",
-    "BayesianNetClassifier",
-    "BayesianNetRegressor",
-    "FunctionalSGHMCClassifier",
-    "FunctionalSGHMCRegressor",
-    "FunctionalSGLDClassifier",
-    "FunctionalSGLDRegressor",
-    "MALAClassifier",
-    "MALARegressor",
-    "PCNClassifier",
-    "PCNRegressor",
-    "PCNLClassifier",
-    "PCNLRegressor",
-    "SGHMCClassifier",
-    "SGHMCRegressor",
-    "SGLDClassifier",
-    "SGLDRegressor",
+    *_estimators.__all__,
+    "DivergenceError",
     "SamplerDivergenceError",
+    "OptimisationDivergenceError",
     "SamplerDivergenceWarning",
     "ConstantTargetWarning",
     "NoiseOnlyFitWarning",

@@ -23,12 +23,13 @@ __all__ = [
     "to_numpy",
     "cpu_threads",
     "FIT_THREADS",
+    "torch_state_kept",
 ]
 
 FIT_THREADS = 1
 """torch CPU threads inside ``fit`` and prediction (:func:`cpu_threads`'s default). One:
 a second thread made an eight-chain sampler step 9% faster on an idle 2-core machine, and
-two fits running at once 3.5x slower (``docs/benchmarks.md``, section 4)."""
+two fits running at once 3.5x slower (the benchmarks page, "Speed")."""
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -140,3 +141,34 @@ def cpu_threads(device: torch.device, n_threads: int | None = None) -> Iterator[
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+@contextmanager
+def torch_state_kept() -> Iterator[None]:
+    """Run the block with autograd on (also inside a caller's ``torch.no_grad()`` or
+    ``torch.inference_mode()``) and leave torch's global state as it was found: grad
+    mode, default dtype and the number of CPU threads are restored on success, error and
+    interrupt alike (an interrupt landing between a ``no_grad`` block's entry and its
+    ``try`` would otherwise leave autograd off for the rest of the session).
+
+    Examples
+    --------
+    >>> with torch.no_grad():
+    ...     with torch_state_kept():
+    ...         inside = torch.is_grad_enabled()
+    ...     after = torch.is_grad_enabled()
+    >>> inside, after
+    (True, False)
+    """
+    grad, dtype, threads = torch.is_grad_enabled(), torch.get_default_dtype(), \
+        torch.get_num_threads()
+    try:
+        with torch.inference_mode(False), torch.enable_grad():
+            yield
+    finally:
+        torch.set_grad_enabled(grad)
+        if torch.get_default_dtype() != dtype:
+            torch.set_default_dtype(dtype)
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+

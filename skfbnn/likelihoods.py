@@ -145,7 +145,7 @@ def calibrated_variance_floor(mean: Tensor, var: Tensor, y: Tensor, n_grid: int 
     noise of the mean-field methods (``inference.vi.meanfield.calibrate_noise``), and only
     where the rows call for it beyond their noise: on the ensembles' UCI validation rows the
     test removed the floor's losses on yacht and cut those on energy (deep ensemble mean +0.001
-    against -0.003 without it; docs/benchmarks.md, section 5).
+    against -0.003 without it; the benchmarks page).
 
     Examples
     --------
@@ -252,6 +252,10 @@ class CategoricalLikelihood:
     def log_prob(self, logits: Tensor, y: Tensor, params: Params) -> Tensor:
         """``sum_i log softmax(logits_i)[y_i]``, ``(C,)``."""
         return categorical_log_likelihood(logits, y)
+
+    def probabilities(self, logits: Tensor) -> Tensor:
+        """Class probabilities of each draw, the softmax of its logits."""
+        return torch.softmax(logits, dim=-1)
 
     def log_prior(self, params: Params) -> float:
         """No parameters of its own."""

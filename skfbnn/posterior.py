@@ -17,9 +17,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .device import cpu_threads, to_tensor
 from .nn.functional import Params
 
-__all__ = ["Particles", "MeanFieldGaussian", "Ensemble", "POSTERIORS", "from_run"]
+__all__ = ["Particles", "MeanFieldGaussian", "Ensemble", "POSTERIORS", "from_run", "outputs_at"]
 
 
 class _Posterior(ABC):
@@ -37,6 +38,11 @@ class _Posterior(ABC):
     @abstractmethod
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> _Posterior:
         """A copy on ``device`` (and in ``dtype`` if given)."""
+
+    @abstractmethod
+    def start(self) -> Params:
+        """The parameter sets a warm-started fit continues from, one per chain or member
+        (leading dimension as in a run's initial parameters)."""
 
     @torch.no_grad()
     def predict_f(
@@ -76,6 +82,10 @@ class Particles(_Posterior):
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Particles:
         """A copy on ``device`` (and in ``dtype`` if given)."""
         return Particles({k: v.to(device, dtype) for k, v in self.draws.items()})
+
+    def start(self) -> Params:
+        """Each chain's last draw."""
+        return {k: v[:, -1] for k, v in self.draws.items()}
 
     @classmethod
     def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> Particles:
@@ -125,6 +135,10 @@ class MeanFieldGaussian(_Posterior):
         move = lambda d: {k: v.to(device, dtype) for k, v in d.items()}  # noqa: E731
         return MeanFieldGaussian(move(self.mean), move(self.std), move(self.eps))
 
+    def start(self) -> Params:
+        """The variational means (the scales start afresh)."""
+        return dict(self.mean)
+
     @classmethod
     def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> MeanFieldGaussian:
         """The final variational parameters, with ``n_samples`` prediction draws."""
@@ -165,21 +179,13 @@ class Ensemble(_Posterior):
         """The members."""
         return self.members
 
-    @torch.no_grad()
-    def predict_f(
-        self, forward: Callable[[Params, Tensor], Tensor], X: Tensor, chunk: int = 4096
-    ) -> Tensor:
-        """Member outputs ``(M, 1, n, n_out)``; members that carry a random function
-        (ifBDE's ``random_function``) add it, ``f + J(x; w_0) w*``."""
-        from .inference.ensemble.random_function import PREFIX, randomized
-
-        if any(k.startswith(PREFIX) for k in self.members):
-            forward = randomized(forward)
-        return super().predict_f(forward, X, chunk)
-
     def to(self, device: torch.device, dtype: torch.dtype | None = None) -> Ensemble:
         """A copy on ``device`` (and in ``dtype`` if given)."""
         return Ensemble({k: v.to(device, dtype) for k, v in self.members.items()})
+
+    def start(self) -> Params:
+        """The members."""
+        return dict(self.members)
 
     @classmethod
     def from_run(cls, result: Any, n_samples: int, gen: torch.Generator) -> Ensemble:
@@ -192,6 +198,22 @@ POSTERIORS: dict[str, type[_Posterior]] = {
     "mean_field": MeanFieldGaussian,
     "ensemble": Ensemble,
 }
+
+
+def outputs_at(posterior: _Posterior, forward: Callable[[Params, Tensor], Tensor],
+               X: Any) -> Tensor:
+    """Network outputs of every draw of ``posterior`` at ``X``: ``(D, n, n_out)``.
+
+    Computed in float64 (float32 only on devices without float64), so that they
+    do not depend on the row order of ``X``.
+    """
+    first = next(iter(posterior.draws.values()))
+    dtype = first.dtype if first.device.type == "mps" else torch.float64
+    posterior = posterior.to(first.device, dtype)
+    X = X.to(first.device, dtype) if torch.is_tensor(X) else to_tensor(X, first.device, dtype)
+    with cpu_threads(first.device):  # as in fit: small ops, threads only contend
+        f = posterior.predict_f(forward, X)
+    return f.reshape(f.shape[0] * f.shape[1], *f.shape[2:])
 
 
 def from_run(kind: str, result: Any, n_samples: int, gen: torch.Generator) -> _Posterior:

@@ -1,44 +1,35 @@
-"""Public estimators."""
+"""Public estimators: a named pair per registered method, and the generic pair.
 
-from ._ensemble import DeepEnsembleClassifier, DeepEnsembleRegressor
-from ._fbnn import FBNNClassifier, FBNNRegressor
-from ._fsghmc import FunctionalSGHMCClassifier, FunctionalSGHMCRegressor
-from ._fsgld import FunctionalSGLDClassifier, FunctionalSGLDRegressor
+The named classes (``SGLDRegressor``, ``SGLDClassifier``, ...) are made from the method
+registry (:mod:`._factory`); a method registered later
+(:func:`skfbnn.inference.registry.register`) has its pair importable from here too.
+"""
+
+from __future__ import annotations
+
+from ..inference.registry import METHODS
+from ._factory import estimator_names, estimator_pair
 from ._generic import BayesianNetClassifier, BayesianNetRegressor
-from ._ifbde import IFBDEClassifier, IFBDERegressor
-from ._ifbnn import IFBNNClassifier, IFBNNRegressor
-from ._mala import MALAClassifier, MALARegressor
-from ._pcn import PCNClassifier, PCNRegressor
-from ._pcnl import PCNLClassifier, PCNLRegressor
-from ._sghmc import SGHMCClassifier, SGHMCRegressor
-from ._sgld import SGLDClassifier, SGLDRegressor
-from ._variational import BBBClassifier, BBBRegressor
 
-__all__ = [
-    "BBBClassifier",
-    "BBBRegressor",
-    "DeepEnsembleClassifier",
-    "DeepEnsembleRegressor",
-    "FBNNClassifier",
-    "FBNNRegressor",
-    "IFBDEClassifier",
-    "IFBDERegressor",
-    "IFBNNClassifier",
-    "IFBNNRegressor",
-    "BayesianNetClassifier",
-    "BayesianNetRegressor",
-    "FunctionalSGHMCClassifier",
-    "FunctionalSGHMCRegressor",
-    "FunctionalSGLDClassifier",
-    "FunctionalSGLDRegressor",
-    "MALAClassifier",
-    "MALARegressor",
-    "PCNClassifier",
-    "PCNRegressor",
-    "PCNLClassifier",
-    "PCNLRegressor",
-    "SGHMCClassifier",
-    "SGHMCRegressor",
-    "SGLDClassifier",
-    "SGLDRegressor",
-]
+
+def _named_estimators() -> dict[str, type]:
+    out: dict[str, type] = {}
+    for name, spec in METHODS.items():
+        if spec.estimator is not None:
+            for cls in estimator_pair(name):
+                out[cls.__name__] = cls
+    return out
+
+
+globals().update(_named_estimators())
+
+__all__ = [*sorted(_named_estimators()), "BayesianNetClassifier", "BayesianNetRegressor"]
+
+
+def __getattr__(name: str) -> type:
+    """The estimator pair of a method registered after this module was imported."""
+    for key, spec in METHODS.items():
+        if spec.estimator is not None and name in estimator_names(key):
+            regressor, classifier = estimator_pair(key)
+            return regressor if name == regressor.__name__ else classifier
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,13 +12,8 @@ __all__ = ["ArviZMixin"]
 
 
 class ArviZMixin:
-    """``to_arviz()``: predictions at probe points, sample stats and diagnostics."""
-
-    def _diagnostics(self, spec, hyper, result, Xt, fprior, checks) -> dict[str, Any]:
-        diagnostics = super()._diagnostics(spec, hyper, result, Xt, fprior, checks)
-        probe = diagnostics.get("probe_indices", np.arange(min(len(Xt), 64)))
-        self._probe_X = to_numpy(Xt[probe])
-        return diagnostics
+    """``to_arviz()``: predictions at probe points, sample stats and diagnostics (the
+    estimators of the ``mh`` family, whose runs trace every step's statistics)."""
 
     def to_arviz(self, X: Any = None) -> Any:
         """An ``arviz.InferenceData`` of the kept draws.

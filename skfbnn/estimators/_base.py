@@ -1,11 +1,19 @@
-"""The fit template shared by every estimator."""
+"""The fit template shared by every estimator: a composition root.
+
+``fit`` validates, builds the problem (:func:`skfbnn.inference.fit.build_problem`: the
+prior from :mod:`skfbnn.priors`, the likelihood from :mod:`skfbnn.likelihoods`), runs it
+(:func:`skfbnn.inference.fit.infer`: the driver and its progress), stores the posterior and
+checks it (:mod:`skfbnn.diagnostics`). The task parts (:mod:`._regression`,
+:mod:`._classification`) encode targets and summarise predictions; the registry entry of
+the method declares everything else.
+"""
 
 from __future__ import annotations
 
 import copy
+import inspect
 import logging
 import warnings
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -16,49 +24,41 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import _fit_context, validate_parameter_constraints
 from ..device import (
     cpu_threads,
-    float64_device,
     make_generator,
     resolve_device,
     resolve_dtype,
     spawn_seed,
     to_numpy,
     to_tensor,
+    torch_state_kept,
 )
-from ..diagnostics import (
-    SamplerWarning,
-    collapsed_chains,
-    lagging_chains,
-    optimisation_warnings,
-    predictive_mixing,
-)
+from ..diagnostics import SamplerWarning
+from ..diagnostics.fit import chain_diagnostics, optimisation_diagnostics
 from ..inference.families import FAMILIES, sampler_lengths
-from ..inference.registry import METHODS
-from ..exceptions import SamplerDivergenceError
-from ..inference.types import BayesProblem
+from ..inference.fit import build_problem, infer
+from ..inference.registry import METHODS, MethodSpec
 from ..nn.functional import init_params, make_forward
-from ..nn.mlp import build_mlp
-from ..posterior import POSTERIORS, Particles, from_run
-from ..priors.functional import FunctionalPrior, FunctionPrior
-from ..priors.gp import GPPrior, make_kernel
-from ..priors.measurement import MeasurementSampler
-from ..priors.weight import HierarchicalWeightPrior, WeightPrior
-from ._params import COMMON, GENERIC, Param, common_params, measurement_points, method_params
+from ..nn.mlp import make_network
+from ..posterior import POSTERIORS, Particles, outputs_at
+from ..priors.functional import FunctionPrior
+from ..priors.gp import GPPrior
+from ..priors.weight import HierarchicalWeightPrior
+from ._params import COMMON, GENERIC, Param, common_params, format_params, method_params
 
 __all__ = ["BayesianNetBase"]
 
 logger = logging.getLogger("skfbnn")
-_N_PROBE = 64
 
 
 class BayesianNetBase(BaseEstimator):
-    """Fit template: validation, network, prior, sampler run, stored draws.
+    """Fit template: validation, network, prior, run, stored draws, checks.
 
-    Subclasses set ``_method`` (a registry key) or ``_generic = True``, and a
-    task part (:mod:`._regression`, :mod:`._classification`) supplies
-    ``_task_params``, ``_validate_fit_data``, ``_encode_target``,
-    ``_make_likelihood``, ``_check_fit`` and ``_probe_moments``. ``__init__``,
-    ``_parameter_constraints`` and the docstring's Parameters section are generated
-    from the parameter tables.
+    Subclasses set ``_method`` (a registry key) or ``_generic = True``; a task part
+    (:mod:`._regression`, :mod:`._classification`) supplies ``_task``,
+    ``_task_params``, ``_validate_fit_data``, ``_encode_target``, ``_make_likelihood``,
+    ``_check_fit`` and ``_probe_moments``. ``__init__`` (keyword-only, one argument per
+    declared parameter), ``_parameter_constraints`` and the docstring's ``{parameters}``
+    placeholder are made from the parameter tables when the class is created.
     """
 
     _method: str | None = None
@@ -70,10 +70,12 @@ class BayesianNetBase(BaseEstimator):
         super().__init_subclass__(**kwargs)
         if "_method" not in cls.__dict__ and "_generic" not in cls.__dict__:
             return
-        # ``__init__`` and the docstring's Parameters section are written into the
-        # class source by tools/generate_estimators.py; the constraints (objects
-        # without a literal form) are computed here from the same tables.
-        cls._parameter_constraints = {p.name: p.constraints for p in cls._declared_params()}
+        params = cls._declared_params()
+        cls._parameter_constraints = {p.name: p.constraints for p in params}
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _make_init(cls.__name__, params)
+        if cls.__doc__ and "{parameters}" in cls.__doc__:
+            cls.__doc__ = cls.__doc__.replace("{parameters}", format_params(params))
 
     @classmethod
     def _declared_params(cls) -> list[Param]:
@@ -85,7 +87,7 @@ class BayesianNetBase(BaseEstimator):
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any) -> BayesianNetBase:
-        """Sample the posterior and store its draws.
+        """Fit the posterior of the network to ``(X, y)`` and store its draws.
 
         Parameters
         ----------
@@ -96,12 +98,13 @@ class BayesianNetBase(BaseEstimator):
         -------
         self
         """
+        previous = self.__dict__.get("posterior_") if self.warm_start else None
         # A failed (re)fit must not leave draws of an earlier fit behind, to be
         # combined with the new fit's scaling or classes at predict time.
         self.__dict__.pop("posterior_", None)
-        with cpu_threads(resolve_device(self.device)):
+        with torch_state_kept(), cpu_threads(resolve_device(self.device)):
             try:
-                return self._fit(X, y)
+                return self._fit(X, y, previous)
             except BaseException:  # e.g. a fit warning turned into an error by a filter
                 self.__dict__.pop("posterior_", None)
                 raise
@@ -109,65 +112,50 @@ class BayesianNetBase(BaseEstimator):
     def __sklearn_is_fitted__(self) -> bool:
         return "posterior_" in self.__dict__
 
-    def _fit(self, X: Any, y: Any) -> BayesianNetBase:
+    def _fit(self, X: Any, y: Any, previous=None) -> BayesianNetBase:
         X, y = self._validate_fit_data(X, y)
-        method, hyper = self._method_and_hyper()
-        spec = METHODS[method]
-        sizes, activation = self._architecture(spec)
+        spec, hyper = self._spec_and_hyper()
         family = FAMILIES[spec.family]
         device, dtype = resolve_device(self.device), resolve_dtype(self.dtype)
         gen = make_generator(spawn_seed(self.random_state), device)
         Xt = to_tensor(X, device, dtype)
         yt, n_targets = self._encode_target(y, device, dtype)
         likelihood = self._make_likelihood(spec, hyper)
-        network = _build_network(X.shape[1], likelihood.n_outputs(n_targets), sizes,
-                                 activation)
+        network = make_network(X.shape[1], likelihood.n_outputs(n_targets),
+                               *self._architecture(spec))
         n_batch = family.n_batch(hyper)
         params = init_params(network, n_batch, gen, device=device, dtype=dtype)
         params.update(likelihood.init_params(n_batch, n_targets, device, dtype))
+        if previous is not None:  # warm_start: continue from the previous fit
+            params = _continued(params, previous.start())
+        prior = result = None
         if n_targets:
-            prior, result, posterior = self._infer(spec, hyper, network, likelihood, params,
-                                                   Xt, yt, n_targets, gen)
+            problem = build_problem(spec, hyper, network, make_forward(network), likelihood,
+                                    Xt, yt, n_targets, gen, classification=self._task
+                                    == "classification")
+            prior = problem.prior
+            result, posterior = infer(spec, hyper, problem, params, Xt, yt, gen, self.verbose)
         else:  # nothing to learn (regression: every target column is constant)
-            prior, result = None, None
             posterior = _placeholder_posterior(params, hyper.get("n_samples", 1))
         if isinstance(prior, HierarchicalWeightPrior):
             prior.check_scale(family.step_name)
-        checks = self._check_fit(posterior, make_forward(network), likelihood, X, yt,
-                                 family.step_name)
-        self.device_ = device
-        self.network_ = network
-        self.likelihood_ = likelihood
+        self.device_, self.network_, self.likelihood_ = device, network, likelihood
+        checks = self._check_fit(posterior, lambda rows: outputs_at(
+            posterior, self._forward(), rows), likelihood, X, yt, family.step_name)
         self.posterior_ = posterior
         self.prior_ = prior.gp if isinstance(prior, FunctionPrior) else None
-        functional = prior.functional if isinstance(prior, FunctionPrior) else None
-        self.diagnostics_ = self._diagnostics(spec, hyper, result, Xt, functional, checks)
+        self.diagnostics_ = self._diagnostics(spec, hyper, result, Xt, prior, checks)
         if isinstance(prior, HierarchicalWeightPrior):  # the learned scales, per chain
             self.diagnostics_["prior_std"] = {k: to_numpy(v)
                                               for k, v in prior.prior_std().items()}
         self._report(self.diagnostics_["warnings"])
         return self
 
-    def _infer(self, spec, hyper, network, likelihood, params, Xt, yt, n_targets, gen):
-        """The prior, the run's result and the fitted posterior of method ``spec``."""
-        family = FAMILIES[spec.family]
-        prior = self._make_prior(spec.prior, hyper, Xt, yt, n_targets, gen)
-        problem = BayesProblem(make_forward(network), likelihood, prior, len(Xt),
-                               network=network)
-        transform = spec.build(
-            problem, **{**{name: hyper[name] for name in spec.hyper},
-                        **family.build_kwargs(hyper, len(Xt))}
-        )
-        measure = getattr(prior, "draw_measure", None)
-        with _progress(self.verbose, family, family.n_steps(hyper, len(Xt))) as progress:
-            result = family.run(transform, params, Xt, yt, gen, hyper, problem=problem,
-                                measure=measure, progress=progress)
-        return prior, result, from_run(spec.posterior, result, hyper.get("n_samples", 1), gen)
-
-    def _method_and_hyper(self) -> tuple[str, dict[str, Any]]:
+    def _spec_and_hyper(self) -> tuple[MethodSpec, dict[str, Any]]:
+        """The registry entry of the method and its parameters' values."""
         if not self._generic:
             names = [p.name for p in method_params(self._method, self._task)]
-            return self._method, {name: getattr(self, name) for name in names}
+            return METHODS[self._method], {name: getattr(self, name) for name in names}
         params = method_params(self.method, self._task)
         given = dict(self.method_params or {})
         unknown = sorted(set(given) - {p.name for p in params})
@@ -179,9 +167,9 @@ class BayesianNetBase(BaseEstimator):
         validate_parameter_constraints(
             {p.name: p.constraints for p in params}, given, caller_name="method_params"
         )
-        return self.method, {**{p.name: p.default for p in params}, **given}
+        return METHODS[self.method], {**{p.name: p.default for p in params}, **given}
 
-    def _architecture(self, spec) -> tuple[tuple[int, ...], str]:
+    def _architecture(self, spec: MethodSpec) -> tuple[tuple[int, ...], str]:
         """``hidden_layer_sizes`` (checked) and ``activation``; None (the generic
         estimators' default) means the method's own default."""
         defaults = {p.name: p.default for p in COMMON}
@@ -196,106 +184,38 @@ class BayesianNetBase(BaseEstimator):
         activation = defaults["activation"] if self.activation is None else self.activation
         return tuple(int(s) for s in sizes), activation
 
-    def _make_prior(self, kind, hyper, Xt, yt, n_out, gen):
-        """The network prior object: weights, GP on functions, or None (flat)."""
-        if kind == "ntk":  # standard-normal NTK entries, handled by the method
-            return None
-        if kind == "weight":
-            std = hyper["prior_std"]
-            if std in ("learn", "ard"):
-                return HierarchicalWeightPrior(ard=std == "ard",
-                                               temperature=hyper.get("temperature", 1.0))
-            return None if std is None else WeightPrior(std)
-        gp_device = float64_device(Xt.device)
-        X64 = Xt.to(gp_device, torch.float64)
-        gp = GPPrior(make_kernel(hyper["kernel"], X64, n_out), n_out,
-                     constant_mean=hyper["prior_mean"] == "constant").to(gp_device)
-        gp.fit(X64, yt, hyper["prior_fit_iter"], gen, classification=self._is_classifier())
-        sampler = MeasurementSampler(
-            Xt, measurement_points(hyper["n_measurement_points"], len(Xt)),
-            hyper["measurement_train_fraction"],
-            hyper["measurement_margin"],
-        )
-        functional = FunctionalPrior(gp, sampler, _nugget(hyper["prior_nugget"], gp, X64))
-        return FunctionPrior(functional, hyper.get("weight_prior_std"))
+    def _check_fit(self, posterior, outputs, likelihood, X, yt, step_name) -> dict[str, Any]:
+        """Task hook: raise :class:`~skfbnn.exceptions.DivergenceError` for an unusable fit.
 
-    def _check_fit(self, posterior, forward, likelihood, X, yt, step_name) -> dict[str, Any]:
-        """Task hook: raise :class:`SamplerDivergenceError` for an unusable fit.
-
-        ``X`` holds the validated training inputs, ``yt`` the encoded targets.
-        Returns entries for ``diagnostics_``; its ``"warnings"`` come first there.
+        ``outputs(rows)`` gives every draw's network outputs at inputs ``rows``; ``X``
+        holds the validated training inputs, ``yt`` the encoded targets. Returns entries
+        for ``diagnostics_``; its ``"warnings"`` come first there.
         """
         return {"warnings": []}
 
-    def _is_classifier(self) -> bool:
-        return hasattr(self, "_encode_labels")
-
-    def _diagnostics(self, spec, hyper, result, Xt, fprior, checks) -> dict[str, Any]:
+    def _diagnostics(self, spec, hyper, result, Xt, prior, checks) -> dict[str, Any]:
         """``diagnostics_``: the family's (none without a run) and the task's checks,
         whose warnings come first."""
+        family = FAMILIES[spec.family]
         if result is None:
             diagnostics: dict[str, Any] = {"warnings": []}
-        elif spec.family in ("sampler", "accept_reject"):
-            diagnostics = self._diagnose(result.log_post, Xt, fprior,
-                                         sampler_lengths(hyper, len(Xt))[0])
+        elif family.chains:
+            functional = prior.functional if isinstance(prior, FunctionPrior) else None
+            diagnostics = chain_diagnostics(
+                result.log_post, sampler_lengths(hyper, len(Xt))[0], self.posterior_.shape,
+                len(Xt), lambda rows: self._probe_moments(
+                    outputs_at(self.posterior_, self._forward(), Xt[rows])),
+                functional.n_escalations if functional is not None else 0)
+            self._probe_X = to_numpy(Xt[diagnostics["probe_indices"]])
         else:
-            diagnostics = self._diagnose_optimisation(result)
-        summarize = FAMILIES[spec.family].summarize
-        if result is not None and summarize is not None:
-            diagnostics.update(summarize(result, hyper))
+            diagnostics = optimisation_diagnostics(
+                result.trace, bounded_likelihood=self._task == "classification",
+                step_name=family.step_name)
+        if result is not None and family.summarize is not None:
+            diagnostics.update(family.summarize(result, hyper))
         diagnostics.update({k: v for k, v in checks.items() if k != "warnings"})
         diagnostics["warnings"][:0] = checks["warnings"]
         return diagnostics
-
-    def _diagnose(self, trace, Xt, fprior, n_burnin: int) -> dict[str, Any]:
-        n_chains, n_draws = self.posterior_.shape
-        probe = np.unique(np.linspace(0, len(Xt) - 1, _N_PROBE).round().astype(int))
-        diagnostics: dict[str, Any] = {
-            "log_posterior": to_numpy(trace),
-            "probe_indices": probe,
-            "warnings": [],
-        }
-        collapsed = collapsed_chains(diagnostics["log_posterior"], n_burnin)
-        if collapsed:
-            raise SamplerDivergenceError(
-                f"The sampler diverged: chain(s) {collapsed} ended with a log posterior more "
-                "than 100 times below their starting value (weights thrown to enormous "
-                "values). The step size is too large for this problem: reduce step_size."
-            )
-        sampling = diagnostics["log_posterior"][n_burnin:]
-        lagging = lagging_chains(sampling) if n_chains >= 2 and len(sampling) else []
-        if lagging:
-            diagnostics["warnings"].append(SamplerWarning(
-                "divergence",
-                f"chain(s) {lagging} have a log posterior far below the others during "
-                "sampling (escaped to a region of negligible mass, e.g. a blown-up "
-                "noise or weights); reduce step_size or raise friction.",
-                extra={"chains": lagging},
-            ))
-        if fprior is not None and fprior.n_escalations:
-            diagnostics["warnings"].append(SamplerWarning(
-                "jitter",
-                f"the prior covariance needed {fprior.n_escalations} jitter "
-                "escalation(s); consider a larger prior_nugget.",
-                extra={"n_escalations": fprior.n_escalations},
-            ))
-        if n_chains >= 2 and n_draws >= 4:
-            out = outputs_at(self.posterior_, self._forward(), Xt[probe])
-            f, total_var = self._probe_moments(out)
-            summary, found = predictive_mixing(to_numpy(f).reshape(n_chains, n_draws, -1),
-                                               to_numpy(total_var).reshape(-1))
-            diagnostics.update(summary)
-            diagnostics["warnings"].extend(found)
-        return diagnostics
-
-    def _diagnose_optimisation(self, result) -> dict[str, Any]:
-        trace = {name: to_numpy(values) for name, values in result.trace.items()}
-        objective = next(iter(trace.values()))
-        return {
-            "objective": objective,
-            "trace": trace,
-            "warnings": optimisation_warnings(objective),
-        }
 
     def _report(self, found: list[SamplerWarning]) -> None:
         """Issue the warnings that carry a category as Python warnings; log all if verbose."""
@@ -308,8 +228,15 @@ class BayesianNetBase(BaseEstimator):
                 logger.warning("%s: %s", w.kind, w.message)
 
     # ------------------------------------------------------------ predict
+    def _spec(self) -> MethodSpec:
+        return METHODS[self.method if self._generic else self._method]
+
     def _forward(self):
-        return make_forward(self.network_)
+        """The network's forward function as predictions use it (the method's
+        ``wrap_forward`` applied, e.g. ifBDE's fixed random functions)."""
+        forward = make_forward(self.network_)
+        wrap = self._spec().wrap_forward
+        return forward if wrap is None else wrap(forward)
 
     def _draws_at(self, X: Any) -> torch.Tensor:
         """Validated ``X`` through every stored draw: ``(D, n, n_out)``."""
@@ -331,26 +258,44 @@ class BayesianNetBase(BaseEstimator):
         return state
 
 
-def outputs_at(posterior, forward, X: Any) -> torch.Tensor:
-    """Network outputs of every draw of ``posterior`` at ``X``: ``(D, n, n_out)``.
+def _make_init(class_name: str, params: list[Param]):
+    """A keyword-only ``__init__`` storing one attribute per declared parameter, as
+    scikit-learn requires: no logic, every argument stored unchanged."""
+    names = [p.name for p in params]
+    defaults = {p.name: p.default for p in params}
 
-    Computed in float64 (float32 only on devices without float64), so that they
-    do not depend on the row order of ``X``.
-    """
-    first = next(iter(posterior.draws.values()))
-    dtype = first.dtype if first.device.type == "mps" else torch.float64
-    posterior = posterior.to(first.device, dtype)
-    X = X.to(first.device, dtype) if torch.is_tensor(X) else to_tensor(X, first.device, dtype)
-    with cpu_threads(first.device):  # as in fit: small ops, threads only contend
-        f = posterior.predict_f(forward, X)
-    return f.reshape(f.shape[0] * f.shape[1], *f.shape[2:])
+    def __init__(self, **kwargs: Any) -> None:
+        unknown = [k for k in kwargs if k not in defaults]
+        if unknown:
+            raise TypeError(f"{class_name}.__init__() got an unexpected keyword argument "
+                            f"{unknown[0]!r}")
+        for name in names:
+            setattr(self, name, kwargs.get(name, defaults[name]))
+
+    __init__.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+           for p in params])
+    __init__.__qualname__ = f"{class_name}.__init__"
+    return __init__
 
 
-def _build_network(n_in: int, n_out: int, sizes: tuple[int, ...], activation: str):
-    """:func:`build_mlp`; ``n_out`` may be 0 (a regression whose targets are all constant)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "Initializing zero-element tensors", UserWarning)
-        return build_mlp(n_in, n_out, sizes, activation)
+def _continued(fresh: dict[str, torch.Tensor], previous: dict[str, torch.Tensor]
+               ) -> dict[str, torch.Tensor]:
+    """``fresh`` initial parameters replaced by a previous fit's (``warm_start``), which must
+    have every key with the same shape."""
+    out = {}
+    for key, value in fresh.items():
+        old = previous.get(key)
+        if old is None or old.shape != value.shape:
+            got = "missing" if old is None else tuple(old.shape)
+            raise ValueError(
+                "warm_start=True continues from the previous fit, but its parameters differ "
+                f"from this fit's: {key!r} has shape {got}, this fit needs "
+                f"{tuple(value.shape)} (the features, outputs or classes, the network or the "
+                "number of chains or members changed). Fit with warm_start=False.")
+        out[key] = old.detach().to(value.device, value.dtype).clone()
+    return out
 
 
 def _placeholder_posterior(params: dict[str, torch.Tensor], n_samples: int) -> Particles:
@@ -358,39 +303,3 @@ def _placeholder_posterior(params: dict[str, torch.Tensor], n_samples: int) -> P
     to learn: predictions then have the usual number of draws."""
     return Particles({k: v.unsqueeze(1).repeat(1, n_samples, *(1,) * (v.dim() - 1))
                       for k, v in params.items()})
-
-
-def _nugget(value: str | float, gp: GPPrior, X: torch.Tensor) -> float:
-    """The absolute prior nugget for the ``prior_nugget`` parameter."""
-    if value != "noise":
-        return float(value)
-    floor = 0.01 * float(gp.mean_cov(X[:1])[1].mean())
-    noise_var = float(gp.noise_std.pow(2).mean())
-    return max(noise_var, floor) if noise_var == noise_var else floor  # NaN: not fitted
-
-
-@contextmanager
-def _progress(verbose: int, family, n_steps: int):
-    """A progress callback: tqdm bar with the running objective (verbose >= 1) and
-    log lines (verbose >= 2)."""
-    if not verbose:
-        yield None
-        return
-    from tqdm.auto import tqdm
-
-    sampler = family.step_name == "step_size"
-    label, name = ("log_post", "log posterior") if sampler else ("objective", "objective")
-    every = max(1, n_steps // 10)
-    desc = "sampling" if sampler else "optimising"
-    with tqdm(total=n_steps, desc=desc, leave=False) as bar:
-
-        def progress(step: int, value: torch.Tensor) -> None:
-            bar.update(1)
-            if step % 25 == 0:
-                bar.set_postfix({label: f"{float(value.mean()):.4g}"})
-            if verbose >= 2 and (step + 1) % every == 0:
-                for chain, v in enumerate(value.tolist()):
-                    logger.info("step %d chain %d %s %.6g", step + 1, chain, name, v)
-
-        yield progress
-

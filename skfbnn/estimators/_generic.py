@@ -17,40 +17,7 @@ class BayesianNetRegressor(RegressorMixin, BayesianRegressorBase):
     the named estimator of that method (here :class:`FunctionalSGLDRegressor`)
     with the given parameters; see ``skfbnn methods`` for the list.
 
-    Parameters
-    ----------
-    method : str, default='fsgld'
-        Registered inference method, one of ['bbb', 'ensemble', 'fbnn', 'fsghmc', 'fsgld', 'ifbde',
-        'ifbnn', 'mala', 'pcn', 'pcnl', 'sghmc', 'sgld'].
-    method_params : dict or None, default=None
-        Hyperparameters of the method (the named estimator's parameters beyond the common ones);
-        unspecified ones take that estimator's defaults.
-    hidden_layer_sizes : tuple of int or None, default=None
-        Widths of the hidden layers; ``()`` is a linear model. None: the method's default, (50,), or
-        its own (pcn: (50, 50), pcnl: (50, 50), mala: (50, 50), ensemble: (50, 50), fbnn: (32, 32),
-        ifbnn: (50, 50), ifbde: (50, 50)).
-    activation : str or None, default=None
-        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
-        None: the method's default, 'tanh', or its own (pcn: 'gelu', pcnl: 'gelu', mala: 'gelu',
-        ensemble: 'gelu', fbnn: 'gelu', ifbnn: 'gelu', ifbde: 'gelu').
-    random_state : int, RandomState or None, default=None
-        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
-        touched.
-    device : str or torch.device, default='auto'
-        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
-        resolved in ``fit`` to ``device_``.
-    dtype : str, default='float32'
-        Floating-point type of the network maths (GP maths is always float64).
-    verbose : int, default=0
-        0: silent; 1: progress bar with the running log posterior (samplers) or objective
-        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
-    noise_std : 'learn' or float, default='learn'
-        Observation-noise standard deviation in the units of ``y``, or ``'learn'`` to infer it:
-        samplers sample it with the weights under a weak log-normal prior, Bayes by backprop
-        maximises it under that prior (a point estimate), deep ensembles predict it with a variance
-        head per member.
-    normalize_y : bool, default=True
-        Standardise the targets internally; every output is in original units.
+    {parameters}
 
     Examples
     --------
@@ -65,64 +32,14 @@ class BayesianNetRegressor(RegressorMixin, BayesianRegressorBase):
 
     _generic = True
 
-    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
-    def __init__(
-        self,
-        *,
-        method='fsgld',
-        method_params=None,
-        hidden_layer_sizes=None,
-        activation=None,
-        random_state=None,
-        device='auto',
-        dtype='float32',
-        verbose=0,
-        noise_std='learn',
-        normalize_y=True,
-    ) -> None:
-        self.method = method
-        self.method_params = method_params
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.random_state = random_state
-        self.device = device
-        self.dtype = dtype
-        self.verbose = verbose
-        self.noise_std = noise_std
-        self.normalize_y = normalize_y
-    # END GENERATED __init__
-
 
 class BayesianNetClassifier(ClassifierMixin, BayesianClassifierBase):
     """Bayesian neural-network classification with any registered inference method.
 
-    Parameters
-    ----------
-    method : str, default='fsgld'
-        Registered inference method, one of ['bbb', 'ensemble', 'fbnn', 'fsghmc', 'fsgld', 'ifbde',
-        'ifbnn', 'mala', 'pcn', 'pcnl', 'sghmc', 'sgld'].
-    method_params : dict or None, default=None
-        Hyperparameters of the method (the named estimator's parameters beyond the common ones);
-        unspecified ones take that estimator's defaults.
-    hidden_layer_sizes : tuple of int or None, default=None
-        Widths of the hidden layers; ``()`` is a linear model. None: the method's default, (50,), or
-        its own (pcn: (50, 50), pcnl: (50, 50), mala: (50, 50), ensemble: (50, 50), fbnn: (32, 32),
-        ifbnn: (50, 50), ifbde: (50, 50)).
-    activation : str or None, default=None
-        Hidden-layer activation, one of ['gelu', 'identity', 'logistic', 'relu', 'silu', 'tanh'].
-        None: the method's default, 'tanh', or its own (pcn: 'gelu', pcnl: 'gelu', mala: 'gelu',
-        ensemble: 'gelu', fbnn: 'gelu', ifbnn: 'gelu', ifbde: 'gelu').
-    random_state : int, RandomState or None, default=None
-        Seed of the single ``torch.Generator`` used by the fit; the global torch RNG is never
-        touched.
-    device : str or torch.device, default='auto'
-        ``'auto'`` (cuda, then mps, then cpu), ``'cpu'``, ``'cuda'``, ``'cuda:N'`` or ``'mps'``;
-        resolved in ``fit`` to ``device_``.
-    dtype : str, default='float32'
-        Floating-point type of the network maths (GP maths is always float64).
-    verbose : int, default=0
-        0: silent; 1: progress bar with the running log posterior (samplers) or objective
-        (optimisers); 2: also per-chain (per-member) log lines on the ``skfbnn`` logger.
+    ``BayesianNetClassifier(method="fsghmc", method_params={...})`` behaves like the
+    named classifier of that method with the given parameters.
+
+    {parameters}
 
     Examples
     --------
@@ -136,26 +53,3 @@ class BayesianNetClassifier(ClassifierMixin, BayesianClassifierBase):
     """
 
     _generic = True
-
-    # BEGIN GENERATED __init__ (tools/generate_estimators.py)
-    def __init__(
-        self,
-        *,
-        method='fsgld',
-        method_params=None,
-        hidden_layer_sizes=None,
-        activation=None,
-        random_state=None,
-        device='auto',
-        dtype='float32',
-        verbose=0,
-    ) -> None:
-        self.method = method
-        self.method_params = method_params
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.random_state = random_state
-        self.device = device
-        self.dtype = dtype
-        self.verbose = verbose
-    # END GENERATED __init__

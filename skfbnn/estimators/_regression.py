@@ -9,36 +9,15 @@ import torch
 from sklearn.utils.validation import validate_data
 
 from ..device import make_generator, spawn_seed, to_numpy
-from ..diagnostics import SamplerWarning, predictive_spread
-from ..exceptions import (
-    ConstantTargetWarning,
-    NoiseOnlyFitWarning,
-    SamplerDivergenceError,
-    SamplerDivergenceWarning,
-)
+from ..diagnostics.health import regression_checks
 from ..likelihoods import GaussianLikelihood, HeteroscedasticGaussianLikelihood
 from ..predictive import regression_cov, regression_moments, sample_regression
-from ..priors.weight import NOISE_KEY
-from ._base import BayesianNetBase, outputs_at
+from ._base import BayesianNetBase
 from ._params import REGRESSION
 
 __all__ = ["BayesianRegressorBase"]
 
 _KINDS = ("total", "epistemic", "aleatoric")
-_SPREAD_WARNING = 10.0
-"""A predictive spread (:func:`~skfbnn.diagnostics.predictive_spread`) at the training
-inputs above this many target standard deviations is reported with a
-``SamplerDivergenceWarning``. Sane fits give about 1, and at most a few with very little
-data or a dominating prior (the learned noise's weak prior alone has an RMS of 2.9 and
-1% of its mass beyond 10)."""
-_SPREAD_ERROR = 1e3
-"""Above this many target standard deviations ``fit`` raises ``SamplerDivergenceError``:
-the predictions would be useless (the noise prior's mass beyond 1e3 is 3e-8)."""
-_NOISE_WARNING = 1.5
-"""A learned noise std (median over draws and rows) above this many target standard
-deviations is reported: a constant at the mean of y has noise 1. Bayes by backprop at its
-defaults on 40 rows learned 2.6 (its q at the prior); sane fits stay well below 1."""
-_MAX_CHECK_ROWS = 1000
 
 
 class BayesianRegressorBase(BayesianNetBase):
@@ -86,141 +65,21 @@ class BayesianRegressorBase(BayesianNetBase):
         """Learned noise: shared (a posterior parameter) or per-member heads; or fixed."""
         if self.noise_std != "learn":
             return GaussianLikelihood(self.noise_std / self.y_std_[~self._constant])
-        if getattr(spec.module, "NOISE", "shared") == "heads":
+        if spec.noise == "heads":
             return HeteroscedasticGaussianLikelihood(beta=hyper.get("nll_beta", 0.0))
         return GaussianLikelihood(None)
 
-    def _check_fit(self, posterior, forward, likelihood, X, yt, step_name) -> dict[str, Any]:
-        """Raise for a diverged fit, report a suspicious one and the constant columns.
+    def _check_fit(self, posterior, outputs, likelihood, X, yt, step_name) -> dict[str, Any]:
+        """Raise for a diverged fit, report a suspicious one and the constant columns
+        (:func:`skfbnn.diagnostics.health.regression_checks`).
 
         ``diagnostics_["predictive_spread"]`` gets the spread of the predictive
         at the training inputs in target standard deviations, one per output
         (NaN for constant columns; see :func:`~skfbnn.diagnostics.predictive_spread`).
         """
-        found = self._constant_warnings()
-        n_groups = posterior.shape[0]
-        spread = np.full(self.n_outputs_, np.nan)
-        by_chain = np.full((n_groups, self.n_outputs_), np.nan)
-        noise = np.full(self.n_outputs_, np.nan)
-        if yt.shape[1]:
-            self._check_noise_range(posterior.flat(), step_name)
-            spread[~self._constant], by_chain[:, ~self._constant], noise[~self._constant] = \
-                self._spread(posterior, forward, likelihood, X, yt)
-            found += self._spread_warnings(spread, by_chain, step_name)
-            found += self._noise_warnings(noise)
-        return {"warnings": found, "predictive_spread": spread,
-                "predictive_spread_by_chain": by_chain, "noise_ratio": noise}
-
-    def _spread(self, posterior, forward, likelihood, X, yt
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:func:`predictive_spread` of the learned columns at (up to 1000) training rows,
-        in the network's units, from the outputs that ``predict`` would compute: of all
-        draws ``(k,)``, and of each chain's (member's) draws ``(C, k)``; and the median
-        learned noise std in standard deviations of y ``(k,)`` (NaN for a fixed noise)."""
-        rows = np.unique(np.linspace(0, len(X) - 1, _MAX_CHECK_ROWS).round().astype(int))
-        out = outputs_at(posterior, forward, X[rows])
-        draws = {k: v.to(out.device, out.dtype) for k, v in posterior.flat().items()}
-        f, log_noise = likelihood.predictive(out, draws)
-        # A noise_std set by the user is not the run's doing: only learned noise counts.
-        noise = to_numpy(torch.exp(log_noise)) if self.noise_std == "learn" else None
-        y = to_numpy(yt)
-        # The network and its priors work on unit scale (that of standardised targets):
-        # with normalize_y=False, targets much smaller than 1 are no sign of divergence.
-        scale = np.maximum(y.std(0), 1.0)
-        f, y = to_numpy(f), y[rows]
-        C, S = posterior.shape
-        by_chain = np.stack([
-            predictive_spread(f[c * S:(c + 1) * S], None if noise is None
-                              else noise[c * S:(c + 1) * S], y, scale) for c in range(C)])
-        ratio = np.full(y.shape[1], np.nan) if noise is None else \
-            np.median(noise.reshape(-1, noise.shape[-1]), axis=0) / np.maximum(y.std(0), 1e-300)
-        # Every chain holds S draws, so the pooled spread is the chains' root mean square.
-        with np.errstate(over="ignore", invalid="ignore"):
-            pooled = np.sqrt((by_chain**2).mean(0))
-        return pooled, by_chain, ratio
-
-    def _noise_warnings(self, ratio: np.ndarray) -> list[SamplerWarning]:
-        """A ``"noise"`` warning when the learned noise std exceeds :data:`_NOISE_WARNING`
-        standard deviations of y: the fit explains y as noise, worse than its mean would."""
-        outputs = np.flatnonzero(ratio > _NOISE_WARNING).tolist()
-        if not outputs:
-            return []
-        where = "" if self._single_output() else f" (output(s) {outputs})"
-        return [SamplerWarning(
-            "noise",
-            f"the learned observation noise is {float(np.nanmax(ratio)):.3g} times the "
-            f"standard deviation of y{where}: the fit explains y as noise, worse than "
-            "predicting the mean of y. With Bayes by backprop on little data this is the "
-            "known collapse of q onto the weight prior, the noise absorbing the prior's "
-            "functions; a fixed noise_std, a smaller network or more data avoid it.",
-            extra={"noise_ratio": ratio, "outputs": outputs, "threshold": _NOISE_WARNING},
-            category=NoiseOnlyFitWarning,
-        )]
-
-    def _constant_warnings(self) -> list[SamplerWarning]:
-        columns = np.flatnonzero(self._constant).tolist()
-        if not columns:
-            return []
-        what = "y is constant" if self._single_output() else f"y column(s) {columns} are constant"
-        std = "zero" if self.noise_std == "learn" else f"the fixed noise_std={self.noise_std!r}"
-        return [SamplerWarning(
-            "constant",
-            f"{what} (zero variance): there is nothing to learn and no scale for the "
-            f"observation noise, so no network is fitted to it; it is predicted as its value "
-            f"with {std} as predictive standard deviation.",
-            extra={"columns": columns}, category=ConstantTargetWarning,
-        )]
-
-    def _check_noise_range(self, draws, step_name: str) -> None:
-        # A run can stay finite in float32 while the learned log noise drifts
-        # so far that its variance in units of y overflows float64 (seen with
-        # SGLD at step_size=10): predictions would then be inf/NaN.
-        if NOISE_KEY not in draws:
-            return
-        log_noise = draws[NOISE_KEY].detach().to("cpu", torch.float64)  # MPS: no float64
-        var = (torch.exp(log_noise) * torch.as_tensor(self.y_std_[~self._constant])).pow(2)
-        if not bool((torch.isfinite(var) & (var > 0)).all()):
-            raise SamplerDivergenceError(
-                f"The {_what(step_name)} diverged: the learned observation noise left the "
-                f"range of float64 (|log noise std| up to {float(log_noise.abs().max()):.3g}). "
-                f"The step size is most likely too large for this problem: reduce {step_name}."
-            )
-
-    def _spread_warnings(self, spread: np.ndarray, by_chain: np.ndarray,
-                         step_name: str) -> list[SamplerWarning]:
-        """Raise when all draws together spread above :data:`_SPREAD_ERROR` target
-        standard deviations; a ``"spread"`` warning when one chain's (member's) draws
-        spread above :data:`_SPREAD_WARNING`. Pooled, one escaped chain of eight is
-        diluted about threefold: with ReLU, fSGHMC on 40 rows once had one chain at 28
-        and seven at 1.0, a pooled spread of 9.9 and a test std ten times sd(y)."""
-        worst = float(np.nanmax(spread))
-        if not worst <= _SPREAD_ERROR:  # also NaN/inf
-            bad = np.flatnonzero(~(spread <= _SPREAD_ERROR) & ~self._constant).tolist()
-            where = "" if self._single_output() else f" (output(s) {bad})"
-            raise SamplerDivergenceError(
-                f"The {_what(step_name)} diverged: its predictive distribution at the "
-                f"training inputs spreads {worst:.3g} times the standard deviation of y "
-                f"around the mean of y{where}; a fit of y gives about 1, so the predictions "
-                "would be useless. The step size is most likely too large for this problem: "
-                f"reduce {step_name}."
-            )
-        escaped = ~(by_chain <= _SPREAD_WARNING) & ~self._constant  # (C, k)
-        outputs = np.flatnonzero(escaped.any(0)).tolist()
-        if not outputs:
-            return []
-        chains = np.flatnonzero(escaped.any(1)).tolist()
-        where = "" if self._single_output() else f" (output(s) {outputs})"
-        return [SamplerWarning(
-            "spread",
-            "some draws escaped to implausible values, e.g. a blown-up noise or function: "
-            f"at the training inputs the draws of chain(s) or member(s) {chains} spread up "
-            f"to {float(np.nanmax(by_chain[escaped])):.3g} times the standard deviation of y "
-            f"around the mean of y{where}, all draws together {worst:.3g} (a fit of y gives "
-            f"about 1). The step size is likely too large: reduce {step_name}.",
-            extra={"predictive_spread": spread, "predictive_spread_by_chain": by_chain,
-                   "outputs": outputs, "chains": chains, "threshold": _SPREAD_WARNING},
-            category=SamplerDivergenceWarning,
-        )]
+        return regression_checks(posterior, outputs, likelihood, X, yt, self._constant,
+                                 self.y_std_, self.noise_std == "learn", self._constant_noise,
+                                 self._single_output(), step_name)
 
     def _probe_moments(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Draws of the mean ``(D, n, k)`` at probe inputs and the total predictive
@@ -342,14 +201,9 @@ class BayesianRegressorBase(BayesianNetBase):
         return a.take(0, axis=out_axis) if self._single_output() else a
 
 
-
 def _constant_columns(Y: np.ndarray) -> np.ndarray:
     """Columns whose variance is zero up to float64 rounding (the rule of
     scikit-learn's ``StandardScaler``), so unlike ``std == 0`` independent of units."""
     n, eps = len(Y), np.finfo(np.float64).eps
     mean, var = Y.mean(0), Y.var(0)
     return var <= n * eps * var + (n * np.abs(mean) * eps) ** 2
-
-
-def _what(step_name: str) -> str:
-    return "sampler" if step_name == "step_size" else "optimisation"

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from numbers import Integral, Real
 from typing import NamedTuple
 
+from .._hyper import Param, count_param, param
 from .._validation import Interval, StrOptions
 from .holdout import BestOnHeldOut, calibrate_heads, gaussian_fit_score, split_rows
-from .hyper import Param, count_param, param
 from .mh.policy import (
     ACCEPT_REJECT,
     accept_reject_steps,
@@ -64,6 +64,9 @@ class Family(NamedTuple):
     summarize : callable or None
         ``summarize(result, hyper) -> dict``: the family's own entries of
         ``diagnostics_`` (e.g. acceptance rates).
+    chains : bool
+        The run keeps draws of Markov chains (checked by R-hat and ESS); otherwise it
+        ends in optimised parameter sets (checked on the objective's trace).
     """
 
     params: tuple[Param, ...]
@@ -73,6 +76,7 @@ class Family(NamedTuple):
     step_name: str
     n_steps: Callable[[dict, int], int]
     summarize: Callable[[RunResult, dict], dict] | None = None
+    chains: bool = False
 
 
 _BATCH = count_param("batch_size", 64, "Minibatch size (full batch when larger than the data).")
@@ -99,7 +103,7 @@ _SAMPLER_BATCH = param(
 SAMPLING = (
     count_param("n_chains", 8, "Independent chains, vectorised over a leading batch dimension "
            "(8 beat 4 on the validation rows for all four samplers, at about the same "
-           "fit time on a CPU; ``benchmarks/results/tuning_chains.csv``)."),
+           "fit time on a CPU)."),
     count_param("n_burnin", 4000, "Steps discarded before the first kept draw (an adaptive "
            "preconditioner adapts during these).", low=0),
     count_param("n_samples", 25, "Draws kept per chain."),
@@ -138,17 +142,10 @@ def sampler_batch(hyper: dict, n_data: int) -> int:
     rows on data sets of up to ``SMALL_DATA_ROWS`` rows; above, ``MIN_BATCH`` rows
     or, when ``min_epochs`` passes of those would take more than ``max_steps``
     steps, the smallest batch with which they take ``max_steps`` (at most
-    ``MAX_BATCH``). On validation rows of the five small UCI sets 256 rows (the
-    full batch of yacht and Boston) beat 64 on average for SGHMC, fSGHMC and SGLD;
-    fSGLD lost 0.04 nats, and one rule was kept for the family
-    (``benchmarks/results/tuning_prior_learn.csv``, ``tuning_small_batch.csv``);
-    kin8nm (5 898 rows) lost with it (1.234 against 1.261), and protein
-    (32 925 rows): batch 64
-    capped at 20 000 steps made 39 passes and underfitted (validation
-    log-likelihood -2.911); the batch of 330 that makes 200 passes in those
-    steps reached -2.887 at the same cost per step, about as much as doubling
-    the steps (-2.888); kin8nm (5 898 rows) stays at 64, which it preferred
-    (1.261 against 1.239 at 128; ``benchmarks/results/tuning_large_data.csv``).
+    ``MAX_BATCH``). On the validation rows of the small UCI sets 256 rows (nearly the full
+    batch) beat 64 on average for the samplers; on large sets a batch that makes
+    ``min_epochs`` passes within ``max_steps`` steps matched doubling the steps at the same
+    cost per step, where 64 rows capped at ``max_steps`` underfitted.
 
     Examples
     --------
@@ -255,8 +252,8 @@ def _summarize_sampler(result: RunResult, hyper: dict) -> dict:
 def _optimisation(
     n_iter: int, learning_rate: float, min_epochs: int = 0
 ) -> tuple[Param, ...]:
-    """The optimisers' run policy with these defaults (validation-tuned per family,
-    ``benchmarks/tune_vi_ensemble.py``)."""
+    """The optimisers' run policy with these defaults (chosen per family on validation
+    rows)."""
     return (
         count_param("n_iter", n_iter, "Optimisation steps (Adam), at least (see ``min_epochs``)."),
         count_param("min_epochs", min_epochs,
@@ -390,16 +387,15 @@ def _run_optimiser(transform, params, X, y, gen, hyper, problem=None, pool=None,
 
 
 FAMILIES: dict[str, Family] = {
-    "sampler": Family(SAMPLING, lambda h: h["n_chains"], _sampler_kwargs, _run_sampler,
-                      "step_size", _n_steps, _summarize_sampler),
-    "optimization": Family(OPTIMISATION, lambda h: 1, _optimiser_kwargs, _run_variational,
-                           "learning_rate", optimisation_steps),
+    "sgmcmc": Family(SAMPLING, lambda h: h["n_chains"], _sampler_kwargs, _run_sampler,
+                     "step_size", _n_steps, _summarize_sampler, chains=True),
+    "mh": Family(ACCEPT_REJECT, lambda h: h["n_chains"], lambda h, n: {}, run_accept_reject,
+                 "step_size", accept_reject_steps, summarize_accept_reject, chains=True),
+    "vi": Family(OPTIMISATION, lambda h: 1, _optimiser_kwargs, _run_variational,
+                 "learning_rate", optimisation_steps),
     "ensemble": Family(ENSEMBLE, lambda h: h["n_estimators"], _optimiser_kwargs,
                        _run_ensemble, "learning_rate", optimisation_steps),
-    "accept_reject": Family(ACCEPT_REJECT, lambda h: h["n_chains"], lambda h, n: {},
-                             run_accept_reject, "step_size", accept_reject_steps,
-                             summarize_accept_reject),
 }
-"""The run policies. ``accept_reject`` (Metropolis-Hastings) is a full-batch sampler
-run with an ``adapt`` hook during burn-in (:mod:`.mh.policy`)."""
-
+"""The run policies, named as the folders of their update rules. ``mh``
+(Metropolis-Hastings) is a full-batch sampler run with an ``adapt`` hook during burn-in
+(:mod:`.mh.policy`)."""

@@ -53,7 +53,7 @@ def make_forward(module: nn.Module) -> Callable[[Params, Tensor], Tensor]:
     products (``torch.baddbmm``); any other module falls back to
     ``torch.func.vmap`` over ``torch.func.functional_call``. Both give the
     same numbers; the batched path is about 2x faster per sampler step on
-    small networks (``benchmarks/bench_sgmcmc.py``).
+    small networks.
     """
     if isinstance(module, nn.Sequential) and all(
         isinstance(layer, (nn.Linear, *_ELEMENTWISE)) for layer in module
@@ -80,9 +80,9 @@ FUSE_MIN_ELEMENTS = 32768
 (:func:`.fused.linear_tanh`, and :func:`.fused.tanh_readout` for a tanh layer with a linear
 layer after it). A node saves arithmetic but costs about 20 us of Python per step: a whole
 one-chain SGLD step on 256 rows (12 800 elements) took 0.640 ms with both nodes and 0.629
-without, one with eight chains (102 400) 0.884 and 0.934 (``benchmarks/bench_fused.py``);
+without, one with eight chains (102 400) 0.884 and 0.934;
 in isolation (forward and backward of the 13-50-1 network) their gain grows from 12 us at
-12 800 elements to 50 us at 51 200 (``benchmarks/bench_tanh.py --layer``)."""
+12 800 elements to 50 us at 51 200."""
 
 
 def _batched_mlp_forward(module: nn.Sequential) -> Callable[[Params, Tensor], Tensor]:

@@ -10,7 +10,7 @@ keeps only the output ``t`` and its input, computes
 backward as ``g (1 - t^2)`` and the weight gradient as the transpose of
 ``(B, in, n) x (B, n, out)``, the faster product when ``in`` is small (the first layer).
 Forward and backward of the default 13-50-1 network with eight chains on 356 rows:
-0.34 ms instead of 0.52 (``benchmarks/bench_tanh.py --layer``).
+0.34 ms instead of 0.52.
 
 ``tanh_readout(b1, w1, h, b2, w2) = w2 tanh(w1 h + b1) + b2`` goes one layer further: a
 tanh layer and the linear layer after it (the readout of the default network). The tanh's

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-__all__ = ["ACTIVATIONS", "Tanh", "build_mlp"]
+__all__ = ["ACTIVATIONS", "Tanh", "build_mlp", "make_network"]
 
 
 class Tanh(nn.Tanh):
     """``tanh(x)`` computed as ``2 sigmoid(2x) - 1``: the same function, 2-4x faster on the CPU.
 
-    PyTorch's CPU ``tanh`` kernel takes 4x as long as its ``sigmoid`` (float32, one thread;
-    ``benchmarks/bench_tanh.py``), and the activation of the default one-layer network was
+    PyTorch's CPU ``tanh`` kernel takes 4x as long as its ``sigmoid`` (float32, one thread),
+    and the activation of the default one-layer network was
     the largest single item of a sampler step with eight chains. The logistic form differs
     from ``torch.tanh`` by at most about one unit in the last place of values near 1
     (3e-16 in float64, 2e-7 in float32), in absolute terms; near zero it keeps that absolute
@@ -84,3 +85,26 @@ def build_mlp(
             if i < len(widths) - 2:
                 layers.append(ACTIVATIONS[activation]())
     return nn.Sequential(*layers)
+
+
+def make_network(n_in: int, n_out: int, sizes: Sequence[int], activation: str) -> nn.Sequential:
+    """The network of a fit: the one place its architecture comes from.
+
+    :func:`build_mlp`, where ``n_out`` may be 0 (a regression whose targets are all
+    constant). Every estimator builds its network here, so a user-supplied
+    ``torch.nn.Module`` would replace this call (the functional forward and the
+    Jacobians read the module's parameters by name).
+
+    Examples
+    --------
+    >>> make_network(3, 1, (8,), "tanh")
+    Sequential(
+      (0): Linear(in_features=3, out_features=8, bias=True)
+      (1): Tanh()
+      (2): Linear(in_features=8, out_features=1, bias=True)
+    )
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Initializing zero-element tensors", UserWarning)
+        return build_mlp(n_in, n_out, sizes, activation)
+

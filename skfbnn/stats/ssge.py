@@ -12,7 +12,7 @@ method:
     \\hat g(x) = \\sum_j \\beta_j \\psi_j(x),
 
 with ``(lambda_j, u_j)`` the eigenpairs of the Gram matrix. As in the fBNN
-reference code (``../shared/notes/METHODS.md`` section 1.2) the kernel has one
+reference code the kernel has one
 bandwidth per dimension from the median heuristic (``median |x_id - x_jd| *
 sqrt(D)`` over the samples and the evaluation points), and the smallest number
 of eigenfunctions explaining ``threshold`` of the spectrum is kept. Fixes of

@@ -9,7 +9,7 @@ For Gaussians ``N(m1, C1)`` and ``N(m2, C2)``
 
 The cross term is computed as the nuclear norm ``||L2^T L1||_*`` (the sum of the
 singular values) with ``Li Li^T = Ci`` Cholesky factors: the most accurate of the
-square-root routes measured in ``../shared/notes/TESTING.md`` (section 1.7), exactly
+square-root routes measured for it, exactly
 ``W2 = 0`` for equal arguments, and its gradient ``U V^T`` stays finite there.
 No ``scipy.linalg.sqrtm``. The barycenter uses the fixed point of
 Álvarez-Esteban et al. (2016).

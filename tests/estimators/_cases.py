@@ -5,26 +5,23 @@ from __future__ import annotations
 import numpy as np
 
 import skfbnn
+from skfbnn.estimators import estimator_pair
 from skfbnn.inference.registry import METHODS
 
 from ..conftest import FAST, FAST_ENSEMBLE, FAST_FUNCTIONAL, FAST_OPTIMISATION
 
-SAMPLER_REGRESSORS = [
-    skfbnn.SGLDRegressor,
-    skfbnn.SGHMCRegressor,
-    skfbnn.FunctionalSGLDRegressor,
-    skfbnn.FunctionalSGHMCRegressor,
-]
-SAMPLER_CLASSIFIERS = [
-    skfbnn.SGLDClassifier,
-    skfbnn.SGHMCClassifier,
-    skfbnn.FunctionalSGLDClassifier,
-    skfbnn.FunctionalSGHMCClassifier,
-]
-OPTIMISER_REGRESSORS = [skfbnn.BBBRegressor, skfbnn.DeepEnsembleRegressor,
-                        skfbnn.FBNNRegressor, skfbnn.IFBNNRegressor, skfbnn.IFBDERegressor]
-OPTIMISER_CLASSIFIERS = [skfbnn.BBBClassifier, skfbnn.DeepEnsembleClassifier,
-                         skfbnn.FBNNClassifier, skfbnn.IFBNNClassifier, skfbnn.IFBDEClassifier]
+
+def _pairs(*families: str) -> tuple[list, list]:
+    """The named regressors and classifiers of the registered methods of ``families``,
+    in registry order: the case lists derive from the registry."""
+    pairs = [estimator_pair(name) for name, spec in METHODS.items()
+             if spec.family in families and spec.estimator is not None]
+    return [r for r, _ in pairs], [c for _, c in pairs]
+
+
+SAMPLER_REGRESSORS, SAMPLER_CLASSIFIERS = _pairs("sgmcmc")
+OPTIMISER_REGRESSORS, OPTIMISER_CLASSIFIERS = _pairs("vi", "ensemble")
+MH_REGRESSORS, MH_CLASSIFIERS = _pairs("mh")
 NAMED_REGRESSORS = [*SAMPLER_REGRESSORS, *OPTIMISER_REGRESSORS]
 NAMED_CLASSIFIERS = [*SAMPLER_CLASSIFIERS, *OPTIMISER_CLASSIFIERS]
 REGRESSORS = [*NAMED_REGRESSORS, skfbnn.BayesianNetRegressor]
@@ -53,13 +50,13 @@ def family_of(cls) -> str:
 
 def step_name(cls) -> str:
     """The step-size parameter: ``step_size`` (samplers) or ``learning_rate``."""
-    return "step_size" if family_of(cls) == "sampler" else "learning_rate"
+    return "step_size" if family_of(cls) == "sgmcmc" else "learning_rate"
 
 
 def budget(cls) -> dict:
     """Tiny run-policy settings for the API tests."""
     prior = FUNCTIONAL_PRIOR if is_functional(cls) else {}
-    if family_of(cls) == "optimization":
+    if family_of(cls) == "vi":
         return dict(FAST_OPTIMISATION, **prior)
     if family_of(cls) == "ensemble":
         return dict(FAST_ENSEMBLE, **prior)
@@ -69,7 +66,7 @@ def budget(cls) -> dict:
 def n_draws(cls) -> int:
     """Parameter sets used for prediction under :func:`budget`."""
     b = budget(cls)
-    if family_of(cls) == "optimization":
+    if family_of(cls) == "vi":
         return b["n_samples"]
     if family_of(cls) == "ensemble":
         return b["n_estimators"]

@@ -38,6 +38,8 @@ from skfbnn.metrics import (
 from ._cases import (
     ALL,
     CLASSIFIERS,
+    MH_CLASSIFIERS,
+    MH_REGRESSORS,
     OPTIMISERS,
     REGRESSORS,
     SAMPLERS,
@@ -312,17 +314,17 @@ COMMON_BAD = [
     ("batch_size", 0),
 ]
 FAMILY_BAD = {
-    "sampler": [("step_size", -1.0), ("step_size", 0.0), ("n_chains", 0), ("n_samples", 0),
+    "sgmcmc": [("step_size", -1.0), ("step_size", 0.0), ("n_chains", 0), ("n_samples", 0),
                 ("thinning", 0), ("temperature", -1.0), ("schedule", "bogus")],
-    "optimization": [("learning_rate", -1.0), ("learning_rate", 0.0), ("n_iter", 0),
+    "vi": [("learning_rate", -1.0), ("learning_rate", 0.0), ("n_iter", 0),
                      ("n_samples", 0), ("lr_schedule", "bogus")],
     "ensemble": [("learning_rate", 0.0), ("n_iter", 0), ("n_estimators", 0),
                  ("lr_schedule", "bogus")],
 }
 METHOD_BAD = [("n_mc", 0), ("divergence", "bogus"), ("init_std", 0.0), ("beta", -1.0),
               ("w2_reduction", "bogus"), ("aggregate", "bogus"), ("n_particles", 1),
-              ("kl_scale", "bogus"), ("ssge_threshold", 0.0), ("w2_interval", 0),
-              ("w2_interval", 1.5), ("barycenter_iter", -1), ("barycenter_iter", 0.5)]
+              ("kl_scale", "bogus"), ("w2_interval", 0),
+              ("w2_interval", 1.5)]
 """Bad values of method-specific parameters, tried on the estimators that have them."""
 REGRESSION_BAD = [("noise_std", -1.0), ("noise_std", "bogus"), ("normalize_y", "yes")]
 FUNCTIONAL_BAD = [
@@ -553,8 +555,7 @@ np.save(sys.argv[3], out)
 """
 
 
-_MH = [skfbnn.PCNRegressor, skfbnn.PCNLRegressor, skfbnn.MALARegressor,
-       skfbnn.PCNClassifier, skfbnn.PCNLClassifier, skfbnn.MALAClassifier]
+_MH = [*MH_REGRESSORS, *MH_CLASSIFIERS]
 _MH_TINY = dict(n_chains=2, n_burnin=20, n_samples=4, thinning=2, hidden_layer_sizes=(16,))
 
 

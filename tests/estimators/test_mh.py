@@ -13,18 +13,16 @@ import skfbnn
 from skfbnn import (
     BayesianNetClassifier,
     BayesianNetRegressor,
-    MALAClassifier,
-    MALARegressor,
     PCNClassifier,
-    PCNLClassifier,
     PCNLRegressor,
     PCNRegressor,
 )
 
+from ._cases import MH_CLASSIFIERS, MH_REGRESSORS
+
 TINY = dict(n_chains=2, n_burnin=20, n_samples=4, thinning=2, hidden_layer_sizes=(16,))
 TINY_CLASSIFIER = dict(TINY, n_burnin=150)  # sklearn's accuracy checks need a burnt-in chain
-REGRESSORS = [PCNRegressor, PCNLRegressor, MALARegressor]
-CLASSIFIERS = [PCNClassifier, PCNLClassifier, MALAClassifier]
+REGRESSORS, CLASSIFIERS = MH_REGRESSORS, MH_CLASSIFIERS
 
 
 def _instances():

@@ -63,7 +63,7 @@ def test_a_short_run_warns_that_it_has_not_converged(cls, data):
 def test_posterior_kind_and_fixed_prediction_draws(cls, data):
     X, y = data
     est = fitted(cls, X, y)
-    kind = MeanFieldGaussian if family_of(cls) == "optimization" else Ensemble
+    kind = MeanFieldGaussian if family_of(cls) == "vi" else Ensemble
     assert isinstance(est.posterior_, kind)
     out = est.predict_proba(X) if hasattr(est, "predict_proba") else est.predict(X)
     assert_array_equal(out, est.predict_proba(X) if hasattr(est, "predict_proba")
@@ -198,7 +198,7 @@ def test_ensemble_with_held_out_rows(cls, data):
     assert not np.array_equal(out(a), out(plain))
 
 
-MEAN_FIELD = [c for c in OPTIMISERS if family_of(c) == "optimization"]
+MEAN_FIELD = [c for c in OPTIMISERS if family_of(c) == "vi"]
 
 
 @pytest.mark.parametrize("cls", MEAN_FIELD, ids=ids(MEAN_FIELD))

@@ -119,7 +119,7 @@ def test_predict_draws_shapes_with_learned_noise(cls, n_outputs, regression_data
     assert np.isfinite(f).all() and (noise > 0).all() and np.isfinite(noise).all()
     # The draws are what predict summarises.
     assert_allclose(f.mean(0), est.predict(X[:N_TEST]), rtol=1e-10, atol=1e-10)
-    if family_of(cls) == "optimization":  # BBB: the noise is a point estimate
+    if family_of(cls) == "vi":  # BBB: the noise is a point estimate
         assert np.ptp(noise, axis=0).max() == 0
     else:  # sampled with the weights, or predicted by each member's head
         assert np.ptp(noise, axis=0).min() > 0
@@ -499,7 +499,7 @@ def test_one_escaped_chain_is_reported_though_the_pooled_spread_is_plausible(reg
     the warning's 10), yet it puts an absurd band on every prediction (ReLU fSGHMC on 40
     rows: one chain at 28, pooled 9.9, test std ten times sd(y)). The check is per chain."""
     from skfbnn.nn.functional import make_forward
-    from skfbnn.posterior import Particles
+    from skfbnn.posterior import Particles, outputs_at
 
     X, y = regression_data
     est = make(skfbnn.SGHMCRegressor, n_chains=8).fit(X, y)
@@ -507,8 +507,9 @@ def test_one_escaped_chain_is_reported_though_the_pooled_spread_is_plausible(reg
     draws = {k: v.clone() for k, v in est.posterior_.draws.items()}
     for key in ("2.weight", "2.bias"):  # the readout of chain 3 only: its f scaled 20x
         draws[key][3] *= 20.0
-    checks = est._check_fit(Particles(draws), make_forward(est.network_), est.likelihood_,
-                            X, yt, "step_size")
+    posterior = Particles(draws)
+    checks = est._check_fit(posterior, lambda rows: outputs_at(
+        posterior, make_forward(est.network_), rows), est.likelihood_, X, yt, "step_size")
     by_chain = checks["predictive_spread_by_chain"][:, 0]
     assert checks["predictive_spread"][0] < 10 < by_chain[3]
     assert (np.delete(by_chain, 3) < 2).all()
@@ -522,7 +523,7 @@ def test_a_learned_noise_wider_than_y_is_reported(regression_data):
     raised to 2 sd(y); the fit itself, and a fit of pure noise, do not warn."""
     from skfbnn.exceptions import NoiseOnlyFitWarning
     from skfbnn.nn.functional import make_forward
-    from skfbnn.posterior import Particles
+    from skfbnn.posterior import Particles, outputs_at
     from skfbnn.priors.weight import NOISE_KEY
 
     X, y = regression_data
@@ -532,8 +533,9 @@ def test_a_learned_noise_wider_than_y_is_reported(regression_data):
     yt, _ = est._encode_target(y, torch.device("cpu"), torch.float32)
     draws = {k: v.clone() for k, v in est.posterior_.draws.items()}
     draws[NOISE_KEY].fill_(float(np.log(2.0 * yt.std(0, correction=0)[0])))
-    checks = est._check_fit(Particles(draws), make_forward(est.network_), est.likelihood_,
-                            X, yt, "step_size")
+    posterior = Particles(draws)
+    checks = est._check_fit(posterior, lambda rows: outputs_at(
+        posterior, make_forward(est.network_), rows), est.likelihood_, X, yt, "step_size")
     (found,) = [w for w in checks["warnings"] if w.kind == "noise"]
     assert found.category is NoiseOnlyFitWarning and found.extra["outputs"] == [0]
     assert checks["noise_ratio"][0] == pytest.approx(2.0, rel=1e-5)
@@ -661,7 +663,7 @@ def test_bad_step_cap_is_named(value, regression_data):
 def test_auto_measurement_set_is_at_most_the_training_set(monkeypatch, n_rows, given, expected):
     """``n_measurement_points="auto"`` (the functional samplers' default): 100 points, or
     as many as there are training rows when fewer; an integer is used as given."""
-    import skfbnn.estimators._base as base
+    import skfbnn.priors.build as base
 
     sizes = []
     real = base.MeasurementSampler
@@ -690,7 +692,7 @@ def test_default_measurement_margin_reaches_the_sampler(monkeypatch, cls, expect
     """The functional samplers widen the measurement box by 0.25 of the data's range on each
     side by default, the variational methods by their validated 0.1; the estimator's value
     is the one the measurement sampler gets, so the box is [lo - m w, hi + m w]."""
-    import skfbnn.estimators._base as base
+    import skfbnn.priors.build as base
 
     boxes = []
     real = base.MeasurementSampler

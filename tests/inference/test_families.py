@@ -72,11 +72,11 @@ def test_optimisation_run_keeps_only_the_final_state():
 
 def test_families_declare_their_parameters():
     names = {f: {p.name for p in fam.params} for f, fam in FAMILIES.items()}
-    assert {"n_chains", "n_burnin", "n_samples", "thinning", "batch_size"} <= names["sampler"]
-    assert {"n_iter", "learning_rate", "batch_size", "n_samples"} <= names["optimization"]
+    assert {"n_chains", "n_burnin", "n_samples", "thinning", "batch_size"} <= names["sgmcmc"]
+    assert {"n_iter", "learning_rate", "batch_size", "n_samples"} <= names["vi"]
     assert {"n_estimators", "n_iter", "learning_rate", "batch_size"} <= names["ensemble"]
     assert FAMILIES["ensemble"].n_batch({"n_estimators": 7}) == 7
-    assert FAMILIES["optimization"].n_batch({}) == 1
+    assert FAMILIES["vi"].n_batch({}) == 1
 
 
 def test_lr_schedule():
@@ -110,7 +110,7 @@ def test_min_epochs_lengthens_runs_on_large_data():
     assert optimisation_steps(hyper, 1001) == 301  # ceil(3 * 1001 / 10)
     assert optimisation_steps({**hyper, "batch_size": 5000}, 50) == 100  # full batch
     assert FAMILIES["ensemble"].n_steps(hyper, 1001) == 301
-    assert FAMILIES["sampler"].n_steps({"n_burnin": 5, "n_samples": 2, "thinning": 3}, 9) == 11
+    assert FAMILIES["sgmcmc"].n_steps({"n_burnin": 5, "n_samples": 2, "thinning": 3}, 9) == 11
 
 
 def test_sampler_min_epochs_stretches_burnin_and_thinning():
@@ -119,8 +119,8 @@ def test_sampler_min_epochs_stretches_burnin_and_thinning():
     hyper = {"n_burnin": 20, "n_samples": 4, "thinning": 5, "min_epochs": 10, "batch_size": 10}
     assert sampler_lengths(hyper, 40) == (20, 5)  # 40 steps already cover 10 epochs
     assert sampler_lengths(hyper, 400) == (200, 50)  # 10 epochs = 400 steps: factor 10
-    assert FAMILIES["sampler"].n_steps(hyper, 400) == 400
-    assert FAMILIES["sampler"].n_steps(hyper, 401) >= 401
+    assert FAMILIES["sgmcmc"].n_steps(hyper, 400) == 400
+    assert FAMILIES["sgmcmc"].n_steps(hyper, 401) >= 401
     assert sampler_lengths({**hyper, "min_epochs": 0}, 10**6) == (20, 5)
 
 
@@ -149,7 +149,7 @@ def test_auto_batch_grows_so_min_epochs_fit_in_max_steps():
     # with the grown batch the run is max_steps long and covers min_epochs passes
     n_burnin, thinning = sampler_lengths(hyper, 5000)
     assert n_burnin + 4 * thinning == 100
-    assert FAMILIES["sampler"].n_steps(hyper, 5000) * 500 >= 10 * 5000
+    assert FAMILIES["sgmcmc"].n_steps(hyper, 5000) * 500 >= 10 * 5000
 
 
 def test_auto_batch_reaches_the_driver(monkeypatch):
@@ -191,13 +191,13 @@ def test_variational_run_holds_rows_out_and_sets_the_noise_on_them():
     hyper = {"validation_fraction": 0.25, "n_iter": 200, "min_epochs": 0, "batch_size": 5,
              "n_samples": 3}
     transform = Transform(lambda p, batch=None, gen=None: init(p, init_std=1e-12), update)
-    result = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(), hyper,
+    result = FAMILIES["vi"].run(transform, params, X, y, torch.Generator(), hyper,
                                           problem=problem)
     held_out = sorted(set(range(n)) - seen)
     assert len(held_out) == 10  # every one of the 30 training rows was drawn
     rms = y[held_out].pow(2).mean().sqrt()
     torch.testing.assert_close(result.state.mean["log_noise"].exp(), rms.view(1, 1))
-    plain = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(),
+    plain = FAMILIES["vi"].run(transform, params, X, y, torch.Generator(),
                                          {**hyper, "validation_fraction": 0.0}, problem=problem)
     assert torch.equal(plain.state.mean["log_noise"], params["log_noise"])  # left as learned
 
@@ -225,11 +225,11 @@ def test_variational_early_stopping_keeps_the_q_whose_mean_fits_the_held_out_row
     hyper = {"validation_fraction": 0.25, "early_stopping": True, "n_iter": 200,
              "min_epochs": 0, "batch_size": 5, "n_samples": 3}
     transform = Transform(lambda p, batch=None, gen=None: init(p, init_std=1e-12), update)
-    result = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(), hyper,
+    result = FAMILIES["vi"].run(transform, params, X, y, torch.Generator(), hyper,
                                           problem=problem)
     assert result.state.mean["w"].item() == 3.0 and result.state.rho["w"].item() == -149.0
     assert result.state.mean["log_noise"].item() == -5.0  # an exact fit: nothing to raise
     assert result.state.step == 200  # the run went on; only q is the checkpoint's
-    final = FAMILIES["optimization"].run(transform, params, X, y, torch.Generator(),
+    final = FAMILIES["vi"].run(transform, params, X, y, torch.Generator(),
                                          {**hyper, "early_stopping": False}, problem=problem)
     assert final.state.mean["w"].item() == 5.0

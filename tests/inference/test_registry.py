@@ -46,7 +46,7 @@ def _problem(prior: str, X: torch.Tensor):
 def _defaults(spec: MethodSpec) -> dict:
     family = FAMILIES[spec.family]
     hyper = {p.name: p.default for p in (*family.params, *spec.module.HYPER)}
-    if spec.family == "sampler":
+    if spec.family == "sgmcmc":
         hyper["step_size"] = next(p.default for p in spec.module.HYPER if p.name == "step_size")
     return hyper
 
@@ -107,7 +107,7 @@ def test_every_method_steps_purely_with_finite_info(name):
         assert torch.equal(states[0].params[k], v)
         assert states[-1].params[k].shape == v.shape
         assert not torch.equal(states[-1].params[k], v)
-    if METHODS[name].family == "sampler":  # the info is the log posterior at the pre-step point
+    if METHODS[name].family == "sgmcmc":  # the info is the log posterior at the pre-step point
         torch.testing.assert_close(infos[0].log_post,
                                    make_log_posterior(problem)(states[0].params, batch))
 
@@ -126,7 +126,7 @@ def test_identical_seeds_give_identical_output(name):
 
 
 @pytest.mark.parametrize("name", [n for n, s in METHODS.items()
-                                  if s.prior == "function" and s.family == "sampler"])
+                                  if s.prior == "function" and s.family == "sgmcmc"])
 def test_functional_variant_shares_build_with_weight_space_twin(name):
     twin = name[1:]
     assert twin in METHODS

@@ -22,9 +22,9 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..._hyper import param
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
-from ..hyper import param
 from ..objective import grad_and_value, make_log_posterior
 from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
@@ -40,8 +40,7 @@ ARCHITECTURE = {"hidden_layer_sizes": (50, 50), "activation": "gelu"}
 default is one tanh layer); ifBDE shares it. On UCI validation rows (splits 0-3) the deep
 ensemble's mean log-likelihood rose from -1.350 to -1.276 (yacht +0.31 on every split, energy
 +0.05, concrete +0.03, wine level, Boston -0.02), ifBDE's from -1.362 to -1.275 (yacht +0.34,
-energy +0.07, concrete +0.04, wine +0.01, Boston -0.03; docs/benchmarks.md, section 5, "The
-ensembles' own network")."""
+energy +0.07, concrete +0.04, wine +0.01, Boston -0.03; the benchmarks page)."""
 
 HYPER = (
     param("prior_std", 3.0, [None, Interval(Real, 0, None, closed="neither")],
@@ -49,8 +48,7 @@ HYPER = (
           "Standard deviation of an isotropic Gaussian weight prior making each "
           "member a MAP estimate (BDE); None trains by maximum likelihood. 3 (the "
           "classifier's default) beat 1 on the regression validation rows of four of six "
-          "UCI sets and was level on two, on one tanh layer "
-          "(``benchmarks/results/tuning_prior_scale.csv``)."),
+          "UCI sets and was level on two, on one tanh layer."),
     param("anchored", False, ["boolean"], "bool",
           "Centre each member's weight penalty at its own draw from the prior, "
           "|w - a|^2 / (2 prior_std^2) with a ~ N(0, prior_std^2), drawn once per fit "
@@ -67,7 +65,7 @@ REGRESSION_HYPER = (
           "member a MAP estimate (BDE); None (the regressor's default) trains by maximum "
           "likelihood, as the paper. On the ensembles' two GELU layers None beat 3 on the "
           "UCI validation rows (splits 0-3 of five sets: mean +0.027, yacht +0.109, energy "
-          "+0.028, the rest level; ``benchmarks/results/tuning_ensembles_ml_gelu.csv``), where "
+          "+0.028, the rest level), where "
           "on one tanh layer 3 had won; the classifier keeps 3."),
     param("calibrate_variance", "auto", [StrOptions({"auto"}), "boolean"], "'auto' or bool",
           "After the run, add to each member's predicted variances the variance that scores "
@@ -81,7 +79,7 @@ REGRESSION_HYPER = (
           "(``validation_fraction > 0``); True: the same, and without held-out rows an error; "
           "False: never. On the UCI validation rows (splits 0-3 of five sets) it raised the "
           "mean log-likelihood by 0.008 (deep ensemble) and 0.006 (ifBDE), Boston by 0.03, and "
-          "no set lost more than 0.007 (``benchmarks/results/tuning_ensembles_calibrate.csv``)."),
+          "no set lost more than 0.007."),
     param("nll_beta", 0.5, [Interval(Real, 0, 1, closed="both")], "float",
           "beta-NLL weight of the variance heads (Seitzer et al. 2022): each point's "
           "log-likelihood is weighted by its predicted variance to the power beta "

@@ -25,8 +25,7 @@ iterated ``barycenter_iter`` times without gradient, then one differentiable
 application of the fixed-point map, which carries the barycenter's first-order
 dependence on the members; with the default ``barycenter_iter=0`` that one map
 from the average, whose squared W2 is within 3.4e-4 (relative) of the converged
-barycenter's on the member covariances of real fits,
-``benchmarks/ifbde_barycenter_accuracy.py``);
+barycenter's on the member covariances of real fits);
 ``"average"`` uses the plain average of the covariances (the paper's Eq. 19).
 The squared W2 distance to the GP prior ``N(m_M, K_MM + nu I)`` (summed over
 outputs, ``reduction="mean"``: per measurement point) is the regulariser.
@@ -61,6 +60,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..._hyper import param
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
 from ...priors.weight import WeightPrior, network_params
@@ -70,7 +70,6 @@ from ...stats.wasserstein import (
     gaussian_barycenter,
     gaussian_w2_factor,
 )
-from ..hyper import param
 from ..objective import log_posterior_and_measure
 from ..optim import adam_step
 from ..types import Batch, BayesProblem, Schedule, Transform
@@ -93,12 +92,11 @@ HYPER = (
           "float or None",
           "Standard deviation of an isotropic Gaussian weight prior on each member; "
           "None: none. 3, the deep ensemble's (with ``ntk_scale=0.25``; chosen on the "
-          "validation rows of six UCI sets, ``benchmarks/results/tuning_ntk_scale.csv``)."),
+          "validation rows of six UCI sets)."),
     param("beta", 0.3, [Interval(Real, 0, None, closed="left")], "float",
           "Weight of the 2-Wasserstein regulariser (0: the deep ensemble). 0.3: the best "
           "mean rank among 1, 0.3 and 0.1 on the validation rows of five UCI sets at the "
-          "10 000-step runs (``benchmarks/results/tuning_ifbde_run_length.csv``; 1 was "
-          "chosen at 2000 steps)."),
+          "10 000-step runs."),
     param("ntk_scale", 0.25, [None, Interval(Real, 0, None, closed="neither")],
           "float or None",
           "Each member's linearised GP has the kernel ``ntk_scale**2 J J^T`` (``J`` the "
@@ -111,22 +109,6 @@ HYPER = (
           "Steps between evaluations of the covariance part of the squared W2 (most of a "
           "step's cost; the steps between reuse its last gradient, the mean part is fresh "
           "at every step). 1: the paper's method. 4: level with 1 on validation rows."),
-    param("w2_reduction", "sum", [StrOptions({"sum", "mean"})], "str",
-          "'sum': the squared distance between the Gaussians on the measurement set; "
-          "'mean': divided by the number of measurement points (per-point scale)."),
-    param("w2_scale", "full", [StrOptions({"full", "batch"})], "str",
-          "How often the regulariser is counted: 'full', once per data set (the paper's Eq. 16, "
-          "``beta W2^2 / N`` beside each datum's log-likelihood); 'batch', once per minibatch "
-          "(``beta W2^2 / n``, n the batch size: the fBNN reference code's weighting, N / n "
-          "times stronger, so that its weight grows with the data set)."),
-    param("barycenter_iter", 0, [Interval(Integral, 0, None, closed="left")], "int",
-          "Fixed-point iterations of the barycenter without gradient, from the members' "
-          "average covariance, before the one differentiable application of the map. 0: "
-          "that map alone, from the average (the squared W2 within 3.4e-4 relative of the "
-          "converged barycenter's on the members of real fits, median 1e-5 to 2e-5; 1.7e-3 "
-          "with ``ntk_scale=1``; each iteration adds an eigendecomposition of the members' "
-          "matrices; 0 and 3 were level on validation rows). Only with "
-          "``aggregate='barycenter'``."),
     param("n_measurement_points", 32, [Interval(Integral, 1, None, closed="left")], "int",
           "Size of the measurement set redrawn at every step (each evaluation of the W2's "
           "covariance part computes a barycenter of n_estimators covariances of this size, "
@@ -152,7 +134,7 @@ REGRESSION_HYPER = (
           "(in the box) that pull costs a function far from any constant (yacht, validation "
           "rows of 8 splits, against the deep ensemble: -0.103 with 0, -0.034 with 0.5, "
           "+0.050 with 1). Chosen on UCI validation rows: mean -0.811 against -0.830 for 0.5 "
-          "over six sets (docs/benchmarks.md, section 5)."),
+          "over six sets (the benchmarks page)."),
 )
 """Regression-only parameters: the variance heads' options (the deep ensemble's) and the
 measurement set on the training inputs (the classifier keeps the prior's 0.5)."""

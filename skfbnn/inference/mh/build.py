@@ -9,9 +9,9 @@ from numbers import Real
 import torch
 from torch import Tensor
 
+from ..._hyper import Param, param
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
-from ..hyper import Param, param
 from ..types import Batch, BayesProblem, Transform
 from .kernel import MHState, Proposal, evaluate, update
 from .noise import empirical_bayes_log_noise
@@ -25,10 +25,10 @@ __all__ = ["ARCHITECTURE", "NTK_HYPER", "CLASSIFICATION_HYPER", "step_hyper", "i
 
 ARCHITECTURE = {"hidden_layer_sizes": (50, 50), "activation": "gelu"}
 """The family's network defaults (the library's are one tanh layer of 50): two GELU layers
-of 50, the paper's activation. Chosen on validation rows of five UCI sets (pCNL, splits 0-1,
-``benchmarks/results/tuning_mh.csv``): with the NTK prior's small biases (``sigma_b = 0.1``)
+of 50, the paper's activation. Chosen on validation rows of five UCI sets (pCNL, splits 0-1):
+with the NTK prior's small biases (``sigma_b = 0.1``)
 one tanh layer puts every kink near the origin and cannot follow yacht's steep rise (validation
-RMSE 8.5); GELU alone gained on all five sets, a second layer again on all five (docs/mh.md)."""
+RMSE 8.5); GELU alone gained on all five sets, a second layer again on all five."""
 
 
 def _scale(name: str, default: float, doc: str) -> Param:
@@ -59,7 +59,7 @@ CLASSIFICATION_HYPER = (
     param("proba", "argmax", [StrOptions({"clip", "argmax"})], "str",
           "How a draw's outputs become class probabilities: 'argmax' (the probability "
           "under the Gaussian noise that the class's output is the largest; better "
-          "calibrated, docs/mh.md) or 'clip' (``f + 1/K`` clipped at 1e-3 and "
+          "calibrated, the benchmarks page) or 'clip' (``f + 1/K`` clipped at 1e-3 and "
           "renormalised); ``predict_proba`` averages them over draws."),
 )
 """Classifier parameters: classification is Gaussian regression on one-hot targets."""

@@ -160,7 +160,7 @@ def refresh_noise(state: MHState, step: int, every: int = NOISE_REFRESH_EVERY) -
     ``1 / sqrt(2 n)``), so from its start (the empirical-Bayes noise of the chains' prior
     features, which a trained network's residuals are far below) it crawls: on energy it
     was still 0.13-0.17 standardised units after burn-in against a training residual of
-    0.05 (``benchmarks/mh_noise_check.py --no-refresh``), and the predictive was three
+    0.05, and the predictive was three
     times too wide. Like the step-size
     adaptation this runs during burn-in only, so the kept chain is a valid Metropolis-Hastings
     chain. The whitened readout keeps its values (it is ``N(0, I)`` given the rest).

@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 import torch
 
-from ..hyper import count_param
+from ..._hyper import count_param
 from ..run import RunResult, run
 from . import kernel  # looked up per call: tests replace kernel.refresh_noise
 from .build import NTK_HYPER, prior_draws

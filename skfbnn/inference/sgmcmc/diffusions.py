@@ -16,9 +16,9 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..._hyper import Param, param
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
-from ..hyper import Param, param
 
 __all__ = [
     "PRECONDITIONERS",

@@ -27,9 +27,9 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..._hyper import param
 from ..._validation import Interval
 from ...nn.functional import Params
-from ..hyper import param
 from ..objective import LogPosterior, grad_and_value, make_log_posterior
 from ..types import Batch, BayesProblem, Schedule, Transform
 from .diffusions import (
@@ -54,8 +54,8 @@ HYPER = (
           "Steps between momentum refreshes (Algorithm 2 of Wu et al.); None never refreshes."),
     preconditioner_param("adaptive"),
 )
-"""Estimator parameters of this kernel (defaults chosen on validation rows,
-``benchmarks/tune_samplers.py``; the step size suits the adaptive preconditioner)."""
+"""Estimator parameters of this kernel (defaults chosen on validation rows; the step size
+suits the adaptive preconditioner)."""
 
 
 class SGHMCState(NamedTuple):
@@ -110,8 +110,7 @@ def update(
     gradient behind it also holds the full-data gradient and, for fSGHMC, the
     functional prior's), removed most of the noise. On 100-200 rows of Boston
     that left the predictive too narrow (test LL down to -72); on validation
-    rows of the UCI sets the two are within noise
-    (``benchmarks/results/tuning_minibatch_noise.csv``)."""
+    rows of the UCI sets the two are within noise."""
     grads, log_post = grad_and_value(log_posterior, state.params, batch)
     pre = adapt_preconditioner(state.preconditioner, grads, state.step, n_adapt)
     eta = step_size(state.step)

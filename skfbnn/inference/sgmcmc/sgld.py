@@ -37,8 +37,8 @@ __all__ = ["HYPER", "SGLDState", "SGLDInfo", "init", "update", "build"]
 
 
 HYPER = (step_size_param(3.0), preconditioner_param("adaptive"))
-"""Estimator parameters of this kernel (defaults chosen on validation rows,
-``benchmarks/tune_samplers.py``; the step size suits the adaptive preconditioner)."""
+"""Estimator parameters of this kernel (defaults chosen on validation rows; the step size
+suits the adaptive preconditioner)."""
 
 
 class SGLDState(NamedTuple):

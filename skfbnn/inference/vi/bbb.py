@@ -27,10 +27,10 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..._hyper import count_param, param
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
 from ...priors.weight import WeightPrior
-from ..hyper import count_param, param
 from ..types import Batch, BayesProblem, Schedule, Transform
 from .meanfield import MeanFieldState, ascend, draw, init, split
 
@@ -41,7 +41,7 @@ HYPER = (
                 "Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for Bayes by "
                 "backprop, twice the optimisation family's (which fBNN and ifBNN keep): the "
                 "best mean rank among 10 000, 20 000 and 40 000 on the validation rows of five "
-                "UCI sets (``benchmarks/results/tuning_bbb_run_length.csv``)."),
+                "UCI sets."),
     param("n_mc", 1, [Interval(Integral, 1, None, closed="left")], "int",
           "Monte-Carlo weight draws per step for the expected log-likelihood."),
     param("divergence", "kl", [StrOptions({"kl", "w2"})], "str",

@@ -6,7 +6,7 @@ of ``q`` and of the GP prior at a measurement set ``X_M``. ``q(f_M)`` is
 implicit (a network pushed through random weights), so its entropy gradient
 is estimated by the Spectral Stein Gradient Estimator from ``n_particles``
 function draws (:func:`~skfbnn.stats.ssge.ssge_score`). As in the reference
-code (``../shared/notes/METHODS.md`` section 1.1) every step
+code every step
 
 - draws ``S = n_particles`` weight sets and evaluates them on the minibatch
   and on ``X_M``, adding injected function noise of variance ``nu`` (the prior
@@ -20,7 +20,7 @@ code (``../shared/notes/METHODS.md`` section 1.1) every step
   minibatch) or the full-data ELBO per datum
   ``((N/n) E sum_B log p - KL_sur) / N`` (``kl_scale="full"``).
 
-Deviations from the reference, all documented in ``docs/user_guide.md``: the
+Deviations from the reference, all documented in the user guide: the
 measurement set is the functional samplers' (training inputs and uniform
 points in the widened training box, redrawn every step) rather than the
 minibatch plus random points; the learned observation noise has the weak
@@ -40,11 +40,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..._hyper import param
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
 from ...priors.functional import FunctionalPrior, FunctionPrior
 from ...stats.ssge import ssge_score
-from ..hyper import param
 from ..types import Batch, BayesProblem, Schedule, Transform
 from .meanfield import (
     MeanFieldState,
@@ -71,7 +71,7 @@ example's goal on 3 of 6 draws with layers of 32 (4 of 6 with layers of 50; one 
 none). Layers of 32 rather than 50, because every step pushes ``n_particles`` weight draws
 through the network. The narrower network's step is 0.71 of the wider one's (3.1 BBB steps
 instead of 4.4), and it was level or better on UCI validation rows (mean -1.697 against
--1.739 over five sets). docs/benchmarks.md, section 5, "fBNN's network: layers of 32"."""
+-1.739 over five sets). the benchmarks page."""
 
 HYPER = (
     param("n_particles", 32, [Interval(Integral, 2, None, closed="left")], "int",
@@ -87,8 +87,6 @@ HYPER = (
           "'batch': the reference code's objective, the functional KL counted once per "
           "minibatch (N/batch_size times the weight of the full-data ELBO); 'full': the "
           "full-data ELBO, KL counted once per data set."),
-    param("ssge_threshold", 0.99, [Interval(Real, 0, 1, closed="right")], "float",
-          "SSGE keeps the fewest eigenfunctions holding this share of the kernel spectrum."),
     param("noise_floor", "gp", [None, StrOptions({"gp"})], "'gp' or None",
           "Regression with a learned noise: 'gp' keeps the noise std at least the pre-fitted "
           "GP's noise std after every step (as the fBNN reference code does), so a network "
@@ -124,9 +122,9 @@ HYPER = (
 
 REGRESSION_HYPER = (
     held_out_noise_param(0.2, " 0.2 for fBNN, chosen on UCI validation rows (Boston "
-                         "coverage 0.75 -> 0.96; docs/benchmarks.md, section 5)."),
+                         "coverage 0.75 -> 0.96; the benchmarks page)."),
     early_stopping_param(True, " True for fBNN with its two GELU layers, chosen on UCI "
-                         "validation rows (docs/benchmarks.md, section 5)."),
+                         "validation rows (the benchmarks page)."),
 )
 """Regression-only defaults of run-policy parameters (classification holds no rows out)."""
 
@@ -137,7 +135,7 @@ CLASSIFICATION_HYPER = (
           "(N/batch_size times the weight of the full-data ELBO). With 'batch' the Dirichlet-GP "
           "prior on the logits makes the classifier underconfident (digits: log loss 0.268, "
           "ECE 0.196; 'full': 0.070, 0.027); 'full' is better on all five classification "
-          "sets (docs/benchmarks.md, section 5, digits). Regression keeps 'batch', chosen on "
+          "sets (the benchmarks page). Regression keeps 'batch', chosen on "
           "UCI validation rows."),
 )
 """Classification-only defaults."""

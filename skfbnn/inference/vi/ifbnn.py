@@ -62,6 +62,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..._hyper import count_param, param
 from ..._validation import Interval, StrOptions
 from ...likelihoods import CategoricalLikelihood, GaussianLikelihood
 from ...nn.functional import Params
@@ -69,7 +70,6 @@ from ...nn.jacobian import flat_jacobian
 from ...priors.functional import FunctionPrior, MeasurementDraw
 from ...priors.weight import network_params
 from ...stats.wasserstein import gaussian_w2_factor
-from ..hyper import count_param, param
 from ..types import Batch, BayesProblem, Schedule, Transform
 from .bbb import expected_log_likelihood
 from .meanfield import (
@@ -95,7 +95,7 @@ On one tanh layer the linearised ``q`` misses the 1-D example's data region (RMS
 six draws); on two GELU layers it fits all six (0.34-0.56) and meets the goal on two. On UCI
 validation rows (splits 0-3) it is better on three of five sets (yacht +1.33, Boston +0.16,
 energy +0.05; concrete -0.06, wine -0.01), on the test splits on five of seven (protein +0.11,
-kin8nm +0.08; concrete -0.06; docs/benchmarks.md, section 5, "ifBNN's own network")."""
+kin8nm +0.08; concrete -0.06; the benchmarks page)."""
 
 HYPER = (
     param("n_mc", 1, [Interval(Integral, 1, None, closed="left")], "int",
@@ -107,7 +107,7 @@ HYPER = (
           "divided by the number of measurement points (per-point scale); 'auto': 'sum' for "
           "regression (chosen on UCI validation rows), 'mean' for classification (the sum "
           "over every class's outputs makes the digits classifier underconfident: log loss "
-          "0.385 against 0.086; docs/benchmarks.md)."),
+          "0.385 against 0.086; the benchmarks page)."),
     param("ntk_limit", False, ["boolean"], "bool",
           "Regression: regularise the infinite-training NTK limit of the linearised network "
           "(the paper's Eq. 14, the minibatch standing in for the training set) instead of "
@@ -133,18 +133,18 @@ REGRESSION_HYPER = (
     count_param("n_iter", 20000,
                 "Optimisation steps (Adam), at least (see ``min_epochs``). 20 000 for the "
                 "ifBNN regressor, chosen on UCI validation rows with the held-out noise and "
-                "early stopping (docs/benchmarks.md, section 5)."),
+                "early stopping (the benchmarks page)."),
     held_out_noise_param(0.2, " 0.2 for ifBNN, chosen on UCI validation rows (Boston "
-                         "coverage 0.76 -> 0.96; docs/benchmarks.md, section 5)."),
+                         "coverage 0.76 -> 0.96; the benchmarks page)."),
     early_stopping_param(True, " True for ifBNN, chosen on UCI validation rows "
-                         "(docs/benchmarks.md, section 5)."),
+                         "(the benchmarks page)."),
     param("measurement_train_fraction", 0.0, [Interval(Real, 0, 1, closed="both")], "float",
           "Fraction of the measurement set drawn from the training inputs; the rest is "
           "uniform in the widened training box. 0 for the ifBNN regressor: the W2 then pulls "
           "q(f) towards the GP prior over the input box and not at the training inputs, "
           "where it would widen the band against the likelihood. Chosen on UCI validation "
           "rows (mean -1.731 against -1.778 for 0.5; 1-D example: the goal on 3 of 6 draws "
-          "against 2; docs/benchmarks.md, section 5)."),
+          "against 2; the benchmarks page)."),
 )
 """Regression-only defaults of run-policy parameters (the classifier keeps the family's: at
 20 000 steps, where it cannot stop early, its digits log loss was 0.109 against 0.086)."""

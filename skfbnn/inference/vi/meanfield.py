@@ -18,11 +18,11 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..._hyper import Param, param
 from ..._validation import Interval
 from ...nn.functional import Params
 from ...priors.weight import NOISE_KEY, network_params
 from ..holdout import calibrated_log_noise
-from ..hyper import Param, param
 from ..optim import AdamState, adam_init, adam_step
 from ..types import Batch, Schedule
 

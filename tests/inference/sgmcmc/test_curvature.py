@@ -211,11 +211,8 @@ def test_fit_inside_a_callers_no_grad_block(estimator_cls, regression_data):
     _fit_inside(torch.no_grad, estimator_cls, regression_data)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=RuntimeError,
-    reason="inference_mode keeps autograd off under enable_grad; the estimators' fit "
-           "has to run under torch.inference_mode(False)")
 @pytest.mark.parametrize("estimator_cls", [SGLDRegressor, SGHMCRegressor])
 def test_fit_inside_a_callers_inference_mode_block(estimator_cls, regression_data):
-    """A fit inside ``torch.inference_mode()`` gives the same draws as outside."""
+    """A fit inside ``torch.inference_mode()`` gives the same draws as outside (``fit``
+    runs under ``torch.inference_mode(False)``, :func:`skfbnn.device.torch_state_kept`)."""
     _fit_inside(torch.inference_mode, estimator_cls, regression_data)

@@ -3,7 +3,7 @@
 Method files, run families and the estimator tables declare their parameters
 with :func:`param`; the estimators' signatures, ``_parameter_constraints`` and
 docstrings are generated from these declarations
-(``tools/generate_estimators.py``), so a parameter is stated once.
+when the classes are created, so a parameter is stated once.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from numbers import Integral
 from typing import Any, NamedTuple
 
-from .._validation import Interval
+from ._validation import Interval
 
 __all__ = ["Param", "param", "count_param", "merge", "with_default"]
 

@@ -1,0 +1,78 @@
+"""Build the network prior a registry entry names, from the estimator's parameters."""
+
+from __future__ import annotations
+
+import torch
+
+from ..device import float64_device
+from .functional import FunctionalPrior, FunctionPrior
+from .gp import GPPrior, make_kernel
+from .measurement import MeasurementSampler
+from .params import measurement_points
+from .weight import HierarchicalWeightPrior, WeightPrior
+
+__all__ = ["make_prior", "absolute_nugget"]
+
+
+def make_prior(kind: str, hyper: dict, X: torch.Tensor, y: torch.Tensor, n_out: int,
+               gen: torch.Generator, classification: bool):
+    """The prior object of ``kind`` for training inputs ``X`` and encoded targets ``y``.
+
+    Parameters
+    ----------
+    kind : {"weight", "function", "ntk"}
+        ``"ntk"``: standard-normal entries of the NTK parameterisation, handled by the
+        method itself (None is returned); ``"weight"``: an isotropic Gaussian
+        (:class:`WeightPrior`), one whose scales are learned
+        (:class:`HierarchicalWeightPrior`, ``prior_std`` 'learn' or 'ard') or none
+        (``prior_std=None``); ``"function"``: a GP prior fitted to ``(X, y)`` by marginal
+        likelihood, at measurement sets drawn around ``X`` (:class:`FunctionPrior`).
+    hyper : dict
+        The method's parameters (the prior's entries are read by name).
+    X, y : Tensor
+        Training inputs ``(n, d)`` and encoded targets (standardised values, or labels).
+    n_out : int
+        Outputs of the network the prior is on (targets or classes).
+    gen : torch.Generator
+        The fit's generator.
+    classification : bool
+        Fit the GP to Dirichlet-transformed labels rather than to targets.
+
+    Examples
+    --------
+    >>> make_prior("weight", {"prior_std": 2.0}, None, None, 1, None, False).std
+    2.0
+    >>> make_prior("ntk", {}, None, None, 1, None, False) is None
+    True
+    """
+    if kind == "ntk":
+        return None
+    if kind == "weight":
+        std = hyper["prior_std"]
+        if std in ("learn", "ard"):
+            return HierarchicalWeightPrior(ard=std == "ard",
+                                           temperature=hyper.get("temperature", 1.0))
+        return None if std is None else WeightPrior(std)
+    if kind != "function":
+        raise ValueError(f"prior kind must be 'weight', 'function' or 'ntk'. Got {kind!r}.")
+    X64 = X.to(float64_device(X.device), torch.float64)
+    gp = GPPrior(make_kernel(hyper["kernel"], X64, n_out), n_out,
+                 constant_mean=hyper["prior_mean"] == "constant").to(X64.device)
+    gp.fit(X64, y, hyper["prior_fit_iter"], gen, classification=classification)
+    sampler = MeasurementSampler(
+        X, measurement_points(hyper["n_measurement_points"], len(X)),
+        hyper["measurement_train_fraction"], hyper["measurement_margin"],
+    )
+    functional = FunctionalPrior(gp, sampler, absolute_nugget(hyper["prior_nugget"], gp, X64))
+    return FunctionPrior(functional, hyper.get("weight_prior_std"))
+
+
+def absolute_nugget(value: str | float, gp: GPPrior, X: torch.Tensor) -> float:
+    """The absolute prior nugget for the ``prior_nugget`` parameter: a number as given, or
+    for ``'noise'`` the pre-fitted GP's noise variance, floored at 1% of the prior
+    variance."""
+    if value != "noise":
+        return float(value)
+    floor = 0.01 * float(gp.mean_cov(X[:1])[1].mean())
+    noise_var = float(gp.noise_std.pow(2).mean())
+    return max(noise_var, floor) if noise_var == noise_var else floor  # NaN: not fitted
