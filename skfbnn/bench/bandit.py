@@ -42,20 +42,20 @@ EAT, REJECT = 1, 0
 BASELINES = ("uniform", "greedy", "oracle")
 
 BANDIT_BUDGET = {
-    "sampler": dict(n_chains=4, n_burnin=500, n_samples=10, thinning=10, min_epochs=0,
-                    batch_size=64),
-    "optimization": dict(n_iter=1000, min_epochs=0, batch_size=64),
+    "sgmcmc": dict(n_chains=4, n_burnin=500, n_samples=10, thinning=10, min_epochs=0,
+                   batch_size=64),
+    "vi": dict(n_iter=1000, min_epochs=0, batch_size=64),
     "ensemble": dict(n_iter=1000, min_epochs=0, batch_size=64),
-    "accept_reject": dict(n_burnin=200, n_samples=20, thinning=5),
+    "mh": dict(n_burnin=200, n_samples=20, thinning=5),
 }
 """Run length of every fit that starts from scratch, per method family (a full default
 fit at every update would take days): 600 sampler steps on 4 chains keeping 40 draws,
 1000 optimiser steps, minibatches of 64."""
 WARM_UPDATE = {
-    "sampler": dict(n_burnin=100, n_samples=10, thinning=10),
-    "optimization": dict(n_iter=200),
+    "sgmcmc": dict(n_burnin=100, n_samples=10, thinning=10),
+    "vi": dict(n_iter=200),
     "ensemble": dict(n_iter=200),
-    "accept_reject": dict(n_burnin=50, n_samples=20, thinning=5),
+    "mh": dict(n_burnin=50, n_samples=20, thinning=5),
 }
 """Run length of a warm-started update (after the first fit): 200 steps."""
 GREEDY_STEPS = (1000, 200)
