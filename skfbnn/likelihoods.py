@@ -37,8 +37,10 @@ NOISE_PRIOR_SCALE = 1.5
 """Std of the Gaussian prior on ``log sigma``: weak, 95% mass on sigma in [0.016, 5.7]."""
 
 
-def gaussian_log_likelihood(f: Tensor, y: Tensor, log_noise: Tensor) -> Tensor:
-    """``sum_i log N(y_i; f_i, sigma^2)`` per parameter set.
+def gaussian_log_likelihood(f: Tensor, y: Tensor, log_noise: Tensor,
+                            weights: Tensor | None = None) -> Tensor:
+    """``sum_i w_i log N(y_i; f_i, sigma^2)`` per parameter set (``w_i = 1`` without
+    ``weights``).
 
     Parameters
     ----------
@@ -46,23 +48,43 @@ def gaussian_log_likelihood(f: Tensor, y: Tensor, log_noise: Tensor) -> Tensor:
     y : Tensor of shape (n, k) or (C, n, k)
     log_noise : Tensor of shape (C, k) or (k,)
         Log observation-noise standard deviation per output.
+    weights : Tensor of shape (n,) or (C, n), optional
+        Per-row weights (``sample_weight``): a row of weight 2 counts as two rows.
+
+    Examples
+    --------
+    >>> f, y = torch.zeros(1, 2, 1), torch.tensor([[1.0], [2.0]])
+    >>> twice = gaussian_log_likelihood(f, y, torch.zeros(1), torch.tensor([2.0, 1.0]))
+    >>> rows = gaussian_log_likelihood(torch.zeros(1, 3, 1), y[[0, 0, 1]], torch.zeros(1))
+    >>> bool(torch.allclose(twice, rows))
+    True
     """
     log_noise = log_noise.expand(f.shape[0], f.shape[-1]).unsqueeze(1)
     z = (y - f) * torch.exp(-log_noise)
-    return (-0.5 * z.pow(2) - log_noise - 0.5 * math.log(2 * math.pi)).sum((1, 2))
+    terms = -0.5 * z.pow(2) - log_noise - 0.5 * math.log(2 * math.pi)
+    if weights is not None:
+        terms = terms * weights.to(terms.dtype).unsqueeze(-1)
+    return terms.sum((1, 2))
 
 
-def categorical_log_likelihood(logits: Tensor, y: Tensor) -> Tensor:
-    """``sum_i log softmax(logits_i)[y_i]`` per parameter set.
+def categorical_log_likelihood(logits: Tensor, y: Tensor,
+                               weights: Tensor | None = None) -> Tensor:
+    """``sum_i w_i log softmax(logits_i)[y_i]`` per parameter set (``w_i = 1`` without
+    ``weights``).
 
     Parameters
     ----------
     logits : Tensor of shape (C, n, K)
     y : LongTensor of shape (n,) or (C, n)
+    weights : Tensor of shape (n,) or (C, n), optional
+        Per-row weights (``sample_weight``).
     """
     logp = torch.log_softmax(logits, dim=-1)
     index = y.expand(logits.shape[0], logits.shape[1]).unsqueeze(-1)
-    return logp.gather(-1, index).squeeze(-1).sum(-1)
+    terms = logp.gather(-1, index).squeeze(-1)
+    if weights is not None:
+        terms = terms * weights.to(terms.dtype)
+    return terms.sum(-1)
 
 
 def noise_log_prior(log_noise: Tensor) -> Tensor:
@@ -106,9 +128,11 @@ class GaussianLikelihood:
             return params[NOISE_KEY]
         return torch.as_tensor(self.log_noise, dtype=f.dtype, device=f.device)
 
-    def log_prob(self, f: Tensor, y: Tensor, params: Params) -> Tensor:
-        """``sum_i log N(y_i; f_i, sigma^2)``, ``(C,)``."""
-        return gaussian_log_likelihood(f, y, self._log_noise(f, params))
+    def log_prob(self, f: Tensor, y: Tensor, params: Params,
+                 weights: Tensor | None = None) -> Tensor:
+        """``sum_i w_i log N(y_i; f_i, sigma^2)``, ``(C,)``; ``weights`` ``(n,)`` or
+        ``(C, n)`` (default: 1 each)."""
+        return gaussian_log_likelihood(f, y, self._log_noise(f, params), weights)
 
     def log_prior(self, params: Params) -> Tensor | float:
         """Weak prior of the learned ``log sigma``; 0 for a fixed noise."""
@@ -213,18 +237,28 @@ class HeteroscedasticGaussianLikelihood:
             var = var + params[VARIANCE_FLOOR_KEY].unsqueeze(-2).to(var.dtype)
         return out[..., :k], var
 
-    def log_prob(self, out: Tensor, y: Tensor, params: Params) -> Tensor:
-        """``sum_i w_i log N(y_i; mu_i, var_i)`` with ``w_i = sg(var_i)^beta``, ``(C,)``."""
+    def log_prob(self, out: Tensor, y: Tensor, params: Params,
+                 weights: Tensor | None = None) -> Tensor:
+        """``sum_i v_i log N(y_i; mu_i, var_i)`` with ``v_i = sg(var_i)^beta``, times the
+        row weights ``weights`` (``(n,)`` or ``(C, n)``) when given, ``(C,)``."""
         if not self.beta:
-            return self.log_density(out, y, params)
+            return self.log_density(out, y, params, weights)
         mean, var = self.split(out, params)
         terms = -0.5 * ((y - mean).pow(2) / var + var.log() + math.log(2 * math.pi))
-        return (terms * var.detach().pow(self.beta)).sum((1, 2))
+        terms = terms * var.detach().pow(self.beta)
+        if weights is not None:
+            terms = terms * weights.to(terms.dtype).unsqueeze(-1)
+        return terms.sum((1, 2))
 
-    def log_density(self, out: Tensor, y: Tensor, params: Params) -> Tensor:
-        """``sum_i log N(y_i; mu_i, var_i)`` without the beta weighting, ``(C,)``."""
+    def log_density(self, out: Tensor, y: Tensor, params: Params,
+                    weights: Tensor | None = None) -> Tensor:
+        """``sum_i w_i log N(y_i; mu_i, var_i)`` without the beta weighting, ``(C,)``
+        (``w_i`` the row weights, 1 without ``weights``)."""
         mean, var = self.split(out, params)
-        return (-0.5 * ((y - mean).pow(2) / var + var.log() + math.log(2 * math.pi))).sum((1, 2))
+        terms = -0.5 * ((y - mean).pow(2) / var + var.log() + math.log(2 * math.pi))
+        if weights is not None:
+            terms = terms * weights.to(terms.dtype).unsqueeze(-1)
+        return terms.sum((1, 2))
 
     def log_prior(self, params: Params) -> float:
         """No parameters of its own."""
@@ -249,9 +283,11 @@ class CategoricalLikelihood:
         """No parameters of its own."""
         return {}
 
-    def log_prob(self, logits: Tensor, y: Tensor, params: Params) -> Tensor:
-        """``sum_i log softmax(logits_i)[y_i]``, ``(C,)``."""
-        return categorical_log_likelihood(logits, y)
+    def log_prob(self, logits: Tensor, y: Tensor, params: Params,
+                 weights: Tensor | None = None) -> Tensor:
+        """``sum_i w_i log softmax(logits_i)[y_i]``, ``(C,)`` (``w_i`` the row weights,
+        1 without ``weights``)."""
+        return categorical_log_likelihood(logits, y, weights)
 
     def probabilities(self, logits: Tensor) -> Tensor:
         """Class probabilities of each draw, the softmax of its logits."""

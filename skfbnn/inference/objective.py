@@ -1,8 +1,11 @@
 """The log-posterior convention, stated once.
 
-``log_posterior(params, batch) = (N / n) * sum_{i in batch} log p(y_i | f(x_i)) + log prior``
+``log_posterior(params, batch) = (N / n) * sum_{i in batch} w_i log p(y_i | f(x_i)) + log prior``
 
-with ``N`` the training-set size and ``n`` the minibatch size. The log prior
+with ``N`` the training-set size (rows), ``n`` the minibatch size and ``w_i`` the row
+weights (``sample_weight``, the batch's ``"w"``; 1 each when the batch has none), so that
+a row of weight 2 counts as two rows and the minibatch sum is an unbiased estimate of the
+weighted full-data sum. The log prior
 is the network prior's (``problem.prior``, absent for maximum likelihood) plus
 that of the likelihood's own parameters (the observation noise). For a
 functional prior the network is evaluated on the minibatch and the
@@ -20,7 +23,8 @@ from torch import Tensor
 from ..nn.functional import Params
 from .types import Batch, BayesProblem
 
-__all__ = ["make_log_posterior", "log_posterior_and_measure", "log_prior", "grad_and_value"]
+__all__ = ["make_log_posterior", "log_posterior_and_measure", "log_prior", "grad_and_value",
+           "log_likelihood"]
 
 LogPosterior = Callable[[Params, Batch], Tensor]
 
@@ -47,9 +51,22 @@ def log_posterior_and_measure(problem: BayesProblem, params: Params, batch: Batc
         xm = measure.x if x.dim() == 2 else measure.x.expand(x.shape[0], -1, -1)
         out = problem.forward(params, torch.cat([x, xm], dim=-2))
         f, f_measure = out[:, :n], out[:, n:]
-    loglik = problem.likelihood.log_prob(f, y, params)
+    loglik = log_likelihood(problem.likelihood, f, y, params, batch.get("w"))
     value = (problem.n_data / n) * loglik + log_prior(problem, params, f_measure, measure)
     return value, f_measure
+
+
+def log_likelihood(likelihood, f: Tensor, y: Tensor, params: Params,
+                   weights: Tensor | None = None) -> Tensor:
+    """``likelihood.log_prob`` summed over the rows, each row's term times its weight
+    (``weights`` ``(n,)`` or ``(C, n)``; the unweighted sum when None), ``(C,)``.
+
+    A likelihood that takes no weights (a plain function wrapped by
+    :class:`~skfbnn.inference.types.BayesProblem`) is called without them, and only
+    when no weights are given."""
+    if weights is None:
+        return likelihood.log_prob(f, y, params)
+    return likelihood.log_prob(f, y, params, weights=weights)
 
 
 def log_prior(problem: BayesProblem, params: Params, f_measure=None, measure=None):

@@ -120,6 +120,7 @@ def run(
     step_name: str = "step_size",
     pool: Tensor | None = None,
     monitor: Callable[[int, Any], None] | None = None,
+    weights: Tensor | None = None,
 ) -> RunResult:
     """The one driver loop of every family.
 
@@ -159,6 +160,9 @@ def run(
     monitor : callable, optional
         Called as ``monitor(step, state)`` after every step (e.g. to score
         held-out rows and keep the best state).
+    weights : Tensor, optional
+        ``(N,)`` row weights (``sample_weight``); each batch then carries its rows'
+        weights as ``"w"`` (see :mod:`skfbnn.inference.objective`).
 
     Raises
     ------
@@ -171,6 +175,8 @@ def run(
     def next_batch() -> dict:
         idx = stream.next()
         batch = {"x": X, "y": y} if idx is None else {"x": _rows(X, idx), "y": _rows(y, idx)}
+        if weights is not None:  # the rows' weights, gathered like the rows
+            batch["w"] = weights if idx is None else _rows(weights, idx)
         batch["measure"] = measure(gen) if measure is not None else None
         return batch
 
