@@ -203,11 +203,11 @@ def _quote_docstring(app, what, name, obj, options, lines):
 
 # -- Pages written elsewhere ---------------------------------------------------
 #
-# The benchmarks page and "Choosing a method" are produced with the benchmark results. Until
-# they exist, their toctree entries and the links to them are dropped (the link text stays),
-# so that the site still builds with -W.
+# The benchmarks page, "Choosing a method" and the experiments page are written with the
+# benchmark suite. Where one does not exist, its toctree entry and the links to it are dropped
+# (the link text stays), so that the site still builds with -W.
 
-OPTIONAL_PAGES = ("benchmarks", "choosing")
+OPTIONAL_PAGES = ("benchmarks", "choosing", "experiments")
 
 # Pages that moved into the user guide: links to their old names keep working.
 MOVED_PAGES = {"user_guide.md": "user_guide/index.md", "mh.md": "user_guide/mh.md"}
