@@ -149,7 +149,7 @@ def torch_state_kept() -> Iterator[None]:
     ``torch.inference_mode()``) and leave torch's global state as it was found: grad
     mode, default dtype and the number of CPU threads are restored on success, error and
     interrupt alike (an interrupt landing between a ``no_grad`` block's entry and its
-    ``try`` would otherwise leave autograd off for the rest of the session).
+    ``try`` would otherwise leave autograd off for the rest of the Python process).
 
     Examples
     --------
