@@ -154,7 +154,8 @@ CHI2_1_95 = 3.841
 
 def calibrated_variance_floor(mean: Tensor, var: Tensor, y: Tensor, n_grid: int = 49,
                               threshold: float = CHI2_1_95,
-                              spread: Tensor | None = None) -> Tensor:
+                              spread: Tensor | None = None,
+                              weights: Tensor | None = None) -> Tensor:
     """Per set and output, the variance ``a >= 0`` that, added to every predicted variance,
     scores held-out rows best: ``max_a sum_i log N(y_i; mu_i, var_i + s_i + a)`` over ``a = 0`` and
     ``n_grid`` values from ``2^-8`` to ``2^4`` times the median predicted variance (a factor
@@ -163,7 +164,8 @@ def calibrated_variance_floor(mean: Tensor, var: Tensor, y: Tensor, n_grid: int 
 
     ``mean``, ``var``, ``y`` and ``spread`` (the variance ``s`` the predictive adds beside
     ``var``, scored but not part of the floor; 0 when None) are ``(C, n, k)``; returns
-    ``(C, k)``. An added variance,
+    ``(C, k)``; ``weights`` ``(C, n)`` weigh each row's score (``sample_weight``). An
+    added variance,
     rather than a factor on the variances, because a factor fitted by ``mean z^2`` on a few
     dozen rows is dominated by the rows where a head is nearly certain. Only raised, as the
     noise of the mean-field methods (``inference.vi.meanfield.calibrate_noise``), and only
@@ -188,7 +190,10 @@ def calibrated_variance_floor(mean: Tensor, var: Tensor, y: Tensor, n_grid: int 
     added = grid[:, None, None] * scale  # (G, C, k)
     base = var if spread is None else var + spread
     total = base.unsqueeze(0) + added.unsqueeze(-2)  # (G, C, n, k)
-    score = -0.5 * ((y - mean).pow(2).unsqueeze(0) / total + total.log()).sum(-2)  # (G, C, k)
+    terms = -0.5 * ((y - mean).pow(2).unsqueeze(0) / total + total.log())  # (G, C, n, k)
+    if weights is not None:
+        terms = terms * weights.to(terms.dtype).unsqueeze(-1)
+    score = terms.sum(-2)  # (G, C, k)
     best = score.argmax(0)  # (C, k); ties go to the smallest (0 first)
     gain = score.max(0).values - score[0]
     best = torch.where(2 * gain < threshold, torch.zeros_like(best), best)

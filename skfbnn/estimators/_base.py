@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import _fit_context, validate_parameter_constraints
 from ..device import (
@@ -86,13 +86,20 @@ class BayesianNetBase(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: Any, y: Any) -> BayesianNetBase:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> BayesianNetBase:
         """Fit the posterior of the network to ``(X, y)`` and store its draws.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights of the likelihood: row ``i``'s log-likelihood term
+            is multiplied by ``w_i`` (a minibatch of ``n`` of the ``N`` rows counts
+            ``(N / n) sum w_i log p(y_i | f(x_i))``), so a row of weight 2 counts as the
+            row twice; ``normalize_y`` standardises with the weighted mean and standard
+            deviation. The prior (a GP prior's hyperparameters, the measurement sets)
+            and the run length are built from the rows as given. None: weight 1 each.
 
         Returns
         -------
@@ -104,7 +111,7 @@ class BayesianNetBase(BaseEstimator):
         self.__dict__.pop("posterior_", None)
         with torch_state_kept(), cpu_threads(resolve_device(self.device)):
             try:
-                return self._fit(X, y, previous)
+                return self._fit(X, y, previous, sample_weight)
             except BaseException:  # e.g. a fit warning turned into an error by a filter
                 self.__dict__.pop("posterior_", None)
                 raise
@@ -112,14 +119,16 @@ class BayesianNetBase(BaseEstimator):
     def __sklearn_is_fitted__(self) -> bool:
         return "posterior_" in self.__dict__
 
-    def _fit(self, X: Any, y: Any, previous=None) -> BayesianNetBase:
+    def _fit(self, X: Any, y: Any, previous=None, sample_weight: Any = None
+             ) -> BayesianNetBase:
         X, y = self._validate_fit_data(X, y)
+        weights = _check_weights(sample_weight, X)
         spec, hyper = self._spec_and_hyper()
         family = FAMILIES[spec.family]
         device, dtype = resolve_device(self.device), resolve_dtype(self.dtype)
         gen = make_generator(spawn_seed(self.random_state), device)
         Xt = to_tensor(X, device, dtype)
-        yt, n_targets = self._encode_target(y, device, dtype)
+        yt, n_targets = self._encode_target(y, device, dtype, weights)
         likelihood = self._make_likelihood(spec, hyper)
         network = make_network(X.shape[1], likelihood.n_outputs(n_targets),
                                *self._architecture(spec))
@@ -133,6 +142,8 @@ class BayesianNetBase(BaseEstimator):
             problem = build_problem(spec, hyper, network, make_forward(network), likelihood,
                                     Xt, yt, n_targets, gen, classification=self._task
                                     == "classification")
+            problem.sample_weight = None if weights is None else to_tensor(weights, device,
+                                                                            dtype)
             prior = problem.prior
             result, posterior = infer(spec, hyper, problem, params, Xt, yt, gen, self.verbose)
         else:  # nothing to learn (regression: every target column is constant)
@@ -256,6 +267,14 @@ class BayesianNetBase(BaseEstimator):
             elif isinstance(value, GPPrior):
                 state[key] = copy.deepcopy(value).to(cpu)
         return state
+
+
+def _check_weights(sample_weight: Any, X: np.ndarray) -> np.ndarray | None:
+    """``sample_weight`` as a float64 array of one non-negative, finite weight per row, not
+    all zero (scikit-learn's checks and messages); None stays None (every row weight 1)."""
+    if sample_weight is None:
+        return None
+    return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
 
 
 def _make_init(class_name: str, params: list[Param]):

@@ -31,13 +31,16 @@ class BayesianClassifierBase(BayesianNetBase):
     def _encode_labels(self, y: np.ndarray) -> np.ndarray:
         self.classes_, encoded = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
+            label = self.classes_[0]
+            label = label.item() if isinstance(label, np.generic) else label
             raise ValueError(
-                "The classifier needs samples of at least 2 classes in the data, but "
-                f"the data contains only one class: {self.classes_[0]!r}."
+                f"{type(self).__name__} needs samples of at least 2 classes in the data, "
+                f"but the data contains only one class: {label!r}."
             )
         return encoded
 
-    def _encode_target(self, y: np.ndarray, device, dtype):
+    def _encode_target(self, y: np.ndarray, device, dtype, weights=None):
+        """Labels as class indices (``classes_`` from every row, whatever its weight)."""
         encoded = self._encode_labels(y)
         return torch.as_tensor(encoded, dtype=torch.long, device=device), len(self.classes_)
 

@@ -43,18 +43,22 @@ class BayesianRegressorBase(BayesianNetBase):
             )
         return X, y
 
-    def _encode_target(self, y: np.ndarray, device, dtype):
+    def _encode_target(self, y: np.ndarray, device, dtype, weights=None):
         """Standardised targets of the columns to learn: constant columns are left out
-        (they are predicted as their value, see :meth:`_with_constant_columns`)."""
+        (they are predicted as their value, see :meth:`_with_constant_columns`). With row
+        ``weights`` the mean and standard deviation are weighted (those of the rows
+        repeated by their weights), and a column is constant over the rows of positive
+        weight."""
         self._y_ndim = y.ndim
         Y = y.reshape(len(y), -1).astype(np.float64)
         self.n_outputs_ = Y.shape[1]
-        self._constant = _constant_columns(Y)
-        self._constant_value = Y.mean(0)
+        self._constant = _constant_columns(Y, weights)
+        mean, std = _moments(Y, weights)
+        self._constant_value = mean
         self._constant_noise = 0.0 if self.noise_std == "learn" else float(self.noise_std)
         if self.normalize_y:
-            self.y_mean_ = Y.mean(0)
-            self.y_std_ = np.where(self._constant, 1.0, Y.std(0))
+            self.y_mean_ = mean
+            self.y_std_ = np.where(self._constant, 1.0, std)
         else:
             self.y_mean_, self.y_std_ = np.zeros(Y.shape[1]), np.ones(Y.shape[1])
         fit = ~self._constant
@@ -201,9 +205,21 @@ class BayesianRegressorBase(BayesianNetBase):
         return a.take(0, axis=out_axis) if self._single_output() else a
 
 
-def _constant_columns(Y: np.ndarray) -> np.ndarray:
+def _moments(Y: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and (population) standard deviations, weighted by ``weights`` when
+    given (the moments of the rows repeated by their weights)."""
+    if weights is None:
+        return Y.mean(0), Y.std(0)
+    mean = np.average(Y, axis=0, weights=weights)
+    return mean, np.sqrt(np.average((Y - mean) ** 2, axis=0, weights=weights))
+
+
+def _constant_columns(Y: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     """Columns whose variance is zero up to float64 rounding (the rule of
-    scikit-learn's ``StandardScaler``), so unlike ``std == 0`` independent of units."""
+    scikit-learn's ``StandardScaler``), so unlike ``std == 0`` independent of units;
+    with ``weights``, over the rows of positive weight."""
+    if weights is not None:
+        Y = Y[weights > 0]
     n, eps = len(Y), np.finfo(np.float64).eps
     mean, var = Y.mean(0), Y.var(0)
     return var <= n * eps * var + (n * np.abs(mean) * eps) ** 2

@@ -23,7 +23,7 @@ from .mh.policy import (
     run_accept_reject,
     summarize_accept_reject,
 )
-from .objective import make_log_posterior
+from .objective import make_log_posterior, row_weights
 from .run import RunResult, run
 from .schedules import SCHEDULES, make_schedule
 from .sgmcmc.curvature import cap_hook
@@ -221,9 +221,24 @@ def _step_cap(transform, problem, X, y, gen, hyper, n_burnin, measure=None):
     if fraction is None or limit is None or problem is None or not n_burnin \
             or hyper.get("preconditioner") != "adaptive":
         return None
-    return cap_hook(make_log_posterior(problem), X, y, gen, cap=fraction * limit,
+    log_posterior, weights = make_log_posterior(problem), row_weights(problem)
+    if weights is not None:  # weighted rows: exact when the cap sees every row
+        log_posterior = _with_weights(log_posterior, weights)
+    return cap_hook(log_posterior, X, y, gen, cap=fraction * limit,
                     at=n_burnin - 1, measure=measure, until=_n_steps(hyper, len(X)),
                     step_size=_sampler_kwargs(hyper, len(X))["step_size"])
+
+
+def _with_weights(log_posterior, weights):
+    """``log_posterior`` on batches of every row with the rows' weights; a batch of other
+    rows (the step cap's random subset above ``CAP_ROWS`` rows) is left unweighted, so the
+    cap then measures the curvature of the unweighted posterior."""
+    def weighted(params, batch):
+        if "w" not in batch and batch["x"].shape[-2] == len(weights):
+            batch = {**batch, "w": weights}
+        return log_posterior(params, batch)
+
+    return weighted
 
 
 def _run_sampler(transform, params, X, y, gen, hyper, problem=None, **kwargs) -> RunResult:
@@ -239,7 +254,7 @@ def _run_sampler(transform, params, X, y, gen, hyper, problem=None, **kwargs) ->
         kwargs["monitor"] = monitor
     return run(transform, params, X, y, gen, n_steps=_n_steps(hyper, len(X)),
                batch_size=sampler_batch(hyper, len(X)), n_burnin=n_burnin, thinning=thinning,
-               **kwargs)
+               weights=row_weights(problem), **kwargs)
 
 
 def _summarize_sampler(result: RunResult, hyper: dict) -> dict:
@@ -338,8 +353,8 @@ def _held_out_run(transform, params, X, y, gen, hyper, problem, checkpoint, **kw
     held_out, pool = split_rows(len(X), n_sets, hyper["validation_fraction"], gen, X.device)
     monitor = None if checkpoint is None else BestOnHeldOut(
         problem, X, y, held_out, optimisation_steps(hyper, len(X)), **checkpoint)
-    result = _run_optimiser(transform, params, X, y, gen, hyper, pool=pool, monitor=monitor,
-                            **kwargs)
+    result = _run_optimiser(transform, params, X, y, gen, hyper, problem, pool=pool,
+                            monitor=monitor, **kwargs)
     return result, held_out, monitor
 
 
@@ -353,12 +368,14 @@ def _run_ensemble(transform, params, X, y, gen, hyper, problem=None, **kwargs) -
             raise ValueError("calibrate_variance=True fits the heads' variance on each member's "
                              "held-out rows: it needs validation_fraction > 0. Got "
                              f"validation_fraction={hyper['validation_fraction']!r}.")
-        return _run_optimiser(transform, params, X, y, gen, hyper, **kwargs)
+        return _run_optimiser(transform, params, X, y, gen, hyper, problem, **kwargs)
     result, held_out, monitor = _held_out_run(transform, params, X, y, gen, hyper, problem,
                                               {}, **kwargs)
     best = monitor.best
     if hyper.get("calibrate_variance"):
-        best = calibrate_heads(best, problem, X[held_out], y[held_out])
+        weights = row_weights(problem)
+        best = calibrate_heads(best, problem, X[held_out], y[held_out],
+                               None if weights is None else weights[held_out])
     return result._replace(state=result.state._replace(params=best))
 
 
@@ -368,7 +385,7 @@ def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs
     with ``early_stopping`` ``q`` is the one whose mean fits them best."""
     learned = getattr(getattr(problem, "likelihood", None), "learned", False)
     if not hyper.get("validation_fraction", 0.0) or not learned:
-        return _run_optimiser(transform, params, X, y, gen, hyper, **kwargs)
+        return _run_optimiser(transform, params, X, y, gen, hyper, problem, **kwargs)
     checkpoint = (dict(keep=variational_tensors, score=gaussian_fit_score)
                   if hyper.get("early_stopping") else None)
     result, held_out, monitor = _held_out_run(transform, params, X, y, gen, hyper, problem,
@@ -383,7 +400,8 @@ def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs
 def _run_optimiser(transform, params, X, y, gen, hyper, problem=None, pool=None,
                    **kwargs) -> RunResult:
     return run(transform, params, X, y, gen, n_steps=optimisation_steps(hyper, len(X)), pool=pool,
-               batch_size=hyper["batch_size"], step_name="learning_rate", **kwargs)
+               batch_size=hyper["batch_size"], step_name="learning_rate",
+               weights=row_weights(problem), **kwargs)
 
 
 FAMILIES: dict[str, Family] = {

@@ -29,6 +29,7 @@ from ..likelihoods import (
     calibrated_variance_floor,
 )
 from ..nn.functional import Params
+from .objective import row_weights
 from .types import BayesProblem
 
 __all__ = ["split_rows", "BestOnHeldOut", "gaussian_fit_score", "calibrated_log_noise",
@@ -80,6 +81,8 @@ class BestOnHeldOut:
                  n_steps: int, keep: Callable[[Any], Params] | None = None,
                  score: Callable[[Tensor, Tensor, Params], Tensor] | None = None) -> None:
         self.problem, self.x, self.y = problem, X[held_out], y[held_out]
+        weights = row_weights(problem)
+        self.w = None if weights is None else weights[held_out]  # (M, n_val)
         self.keep = keep or (lambda state: state.params)
         self.score = score or self._log_density
         self.every = max(1, n_steps // 50)
@@ -94,7 +97,8 @@ class BestOnHeldOut:
         if (step + 1) % self.every and step + 1 != self.n_steps:
             return
         f = self.problem.forward(state.params, self.x)
-        score = self.score(f, self.y, state.params).to(torch.float64)
+        score = (self.score(f, self.y, state.params) if self.w is None else
+                 self.score(f, self.y, state.params, weights=self.w)).to(torch.float64)
         better = score > self.best_score
         kept = self.keep(state)
         if self.best is None:
@@ -106,17 +110,22 @@ class BestOnHeldOut:
         self.best_score = torch.where(better, score, self.best_score)
         self.best_step[better.cpu()] = step + 1
 
-    def _log_density(self, f: Tensor, y: Tensor, params: Params) -> Tensor:
+    def _log_density(self, f: Tensor, y: Tensor, params: Params,
+                     weights: Tensor | None = None) -> Tensor:
         likelihood = self.problem.likelihood
         score_fn = getattr(likelihood, "log_density", likelihood.log_prob)
-        return score_fn(f, y, params) / y.shape[1]
+        if weights is None:
+            return score_fn(f, y, params) / y.shape[1]
+        return score_fn(f, y, params, weights=weights) / weights.sum(-1).clamp_min(1e-300)
 
 
-def gaussian_fit_score(f: Tensor, y: Tensor, params: Params | None = None) -> Tensor:
+def gaussian_fit_score(f: Tensor, y: Tensor, params: Params | None = None,
+                       weights: Tensor | None = None) -> Tensor:
     """``-sum_k log MSE_k`` of outputs ``f`` ``(C, n, k)`` against ``y`` ``(C, n, k)``:
     up to constants, twice the per-point Gaussian log-likelihood under the noise that
     fits the rows best, so a held-out checkpoint does not depend on the noise learned
-    at the time (the noise is fitted to the rows afterwards).
+    at the time (the noise is fitted to the rows afterwards). With row weights
+    ``(C, n)`` the MSE is their weighted mean.
 
     Examples
     --------
@@ -124,7 +133,11 @@ def gaussian_fit_score(f: Tensor, y: Tensor, params: Params | None = None) -> Te
     >>> gaussian_fit_score(y + 1.0, y), gaussian_fit_score(y + 2.0, y)
     (tensor([-0.]), tensor([-1.3863]))
     """
-    return -(f - y).pow(2).mean(dim=1).log().sum(dim=-1)
+    if weights is None:
+        return -(f - y).pow(2).mean(dim=1).log().sum(dim=-1)
+    w = weights.to(f.dtype).unsqueeze(-1)
+    mse = ((f - y).pow(2) * w).sum(dim=1) / w.sum(dim=1).clamp_min(1e-300)
+    return -mse.log().sum(dim=-1)
 
 
 def _mixture_log_likelihood(r2: Tensor, log_std: Tensor) -> Tensor:
@@ -181,10 +194,12 @@ def calibrated_log_noise(f: Tensor, y: Tensor, low: float = -9.0, high: float = 
     return ((a + b) / 2).to(f.dtype)
 
 
-def calibrate_heads(params: Params, problem: BayesProblem, x: Tensor, y: Tensor) -> Params:
+def calibrate_heads(params: Params, problem: BayesProblem, x: Tensor, y: Tensor,
+                    weights: Tensor | None = None) -> Params:
     """``params`` with a variance added to each member's heads, fitted on its held-out rows
-    ``x (C, n, d)``, ``y (C, n, k)`` (:func:`~skfbnn.likelihoods.calibrated_variance_floor`);
-    unchanged without variance heads (a fixed noise, a classifier).
+    ``x (C, n, d)``, ``y (C, n, k)`` (:func:`~skfbnn.likelihoods.calibrated_variance_floor`;
+    with the rows' weights ``(C, n)`` when given); unchanged without variance heads (a fixed
+    noise, a classifier).
 
     Each member is scored as the ensemble's predictive is built: its heads plus the spread of
     the members' means at those rows (``spread``). The predictive adds that spread to the
@@ -203,5 +218,5 @@ def calibrate_heads(params: Params, problem: BayesProblem, x: Tensor, y: Tensor)
         own = torch.arange(C, device=x.device)  # member c on its own held-out rows
         spread = means.var(dim=0, unbiased=False)  # (C rows, n, k)
         floor = calibrated_variance_floor(means[own, own], vars_[own, own],
-                                          y.to(means.dtype), spread=spread)
+                                          y.to(means.dtype), spread=spread, weights=weights)
     return {**params, VARIANCE_FLOOR_KEY: floor}

@@ -24,7 +24,7 @@ from ..nn.functional import Params
 from .types import Batch, BayesProblem
 
 __all__ = ["make_log_posterior", "log_posterior_and_measure", "log_prior", "grad_and_value",
-           "log_likelihood"]
+           "log_likelihood", "row_weights"]
 
 LogPosterior = Callable[[Params, Batch], Tensor]
 
@@ -67,6 +67,15 @@ def log_likelihood(likelihood, f: Tensor, y: Tensor, params: Params,
     if weights is None:
         return likelihood.log_prob(f, y, params)
     return likelihood.log_prob(f, y, params, weights=weights)
+
+
+def row_weights(problem: BayesProblem) -> Tensor | None:
+    """The problem's row weights ``(N,)`` (``sample_weight``), or None.
+
+    The estimator sets them as ``problem.sample_weight`` after building the problem; the
+    run policies (:mod:`skfbnn.inference.families`) hand them to the driver, which puts
+    each batch's share in ``batch["w"]``."""
+    return getattr(problem, "sample_weight", None)
 
 
 def log_prior(problem: BayesProblem, params: Params, f_measure=None, measure=None):

@@ -20,7 +20,19 @@ def _instances():
         yield cls(method="fsgld", method_params=FAST_FUNCTIONAL, random_state=0)
 
 
-@parametrize_with_checks(list(_instances()))
+SAMPLE_WEIGHT_EQUIVALENCE = (
+    "the weighted likelihood equals that of repeated rows (test_sample_weight.py checks the "
+    "log posterior and, with weights summing to n and a full batch, whole fits), but this "
+    "check's random integer weights change the number of rows, and with it the minibatch "
+    "draws, the run length and the data-size factor N / n of a stochastic fit")
+
+
+def _expected_failures(estimator):
+    return {"check_sample_weight_equivalence_on_dense_data": SAMPLE_WEIGHT_EQUIVALENCE}
+
+
+@parametrize_with_checks(list(_instances()), expected_failed_checks=_expected_failures,
+                         xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

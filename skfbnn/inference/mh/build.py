@@ -116,8 +116,10 @@ def _target(problem: BayesProblem, batch: Batch, device: torch.device, *, sigma_
     if log_noise is not None:
         log_noise = torch.as_tensor(log_noise, dtype=dtype, device=device).reshape(-1).expand(
             Y.shape[1])
+    weights = batch.get("w")
     return WideNetTarget(layout, X, Y, log_noise, reparametrize=reparametrize,
-                         marginalize_readout=marginalize_readout, dual=dual)
+                         marginalize_readout=marginalize_readout, dual=dual,
+                         weights=None if weights is None else weights.to(dtype))
 
 
 def prior_draws(problem: BayesProblem, batch: Batch, params: Params, gen: torch.Generator,
@@ -138,7 +140,7 @@ def prior_draws(problem: BayesProblem, batch: Batch, params: Params, gen: torch.
                               dtype=X.dtype)
     if target.n_noise:
         hidden, _ = target.split(phi, phi_out)
-        eb = empirical_bayes_log_noise(target.layout.features(hidden, X), target.Y)
+        eb = empirical_bayes_log_noise(target.features(hidden), target.Y, target.extra_rows)
         phi[:, : target.n_noise] = target.whiten_log_noise(eb)
     draws = target.params(phi, phi_out, first.dtype)
     return {k: draws[k].clone() for k in params}

@@ -169,10 +169,10 @@ def refresh_noise(state: MHState, step: int, every: int = NOISE_REFRESH_EVERY) -
     if not target.n_noise or (step + 1) % every:
         return state
     hidden, _ = target.split(state.phi, state.phi_out)
-    features = target.layout.features(hidden, target.X)
+    features = target.features(hidden)
     phi = state.phi.clone()
     for c in range(phi.shape[0]):
-        eb = empirical_bayes_log_noise(features[c:c + 1], target.Y)
+        eb = empirical_bayes_log_noise(features[c:c + 1], target.Y, target.extra_rows)
         phi[c, : target.n_noise] = target.whiten_log_noise(eb)
     potential, grad = evaluate(target, phi, state.grad is not None)
     return state._replace(phi=phi, potential=potential, grad=grad)

@@ -39,9 +39,16 @@ def _spectrum(Psi: Tensor, Y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return s, z2, (Y.pow(2).sum(0) - z2.sum(1)).clamp_min(0)
 
 
-def log_marginal_likelihood(Psi: Tensor, Y: Tensor, log_noise: Tensor) -> Tensor:
+def log_marginal_likelihood(Psi: Tensor, Y: Tensor, log_noise: Tensor,
+                            extra_rows: float = 0.0) -> Tensor:
     """``log N(y_j; 0, sigma^2 I + Psi Psi^T)`` for a grid of ``log sigma`` ``(G,)``:
     ``(G, C, k)``.
+
+    With row weights ``w`` (``sample_weight``), ``Psi`` and ``Y`` come with their rows
+    scaled by ``sqrt(w_i)`` and ``extra_rows = sum w - n``: the result is then the log
+    marginal likelihood of the weighted likelihood ``prod_i N(y_i; f_i, sigma^2)^{w_i}``
+    (that of the rows repeated ``w_i`` times), which is the scaled rows' plus
+    ``-extra_rows / 2 * log(2 pi sigma^2)``.
 
     Examples
     --------
@@ -58,14 +65,20 @@ def log_marginal_likelihood(Psi: Tensor, Y: Tensor, log_noise: Tensor) -> Tensor
     quad = (z2 / (s.unsqueeze(-1) + var)).sum(-2) + rest / var[..., 0]
     n_zero = n - s.shape[-1]
     logdet = torch.log(s.unsqueeze(-1) + var).sum(-2) + n_zero * torch.log(var[..., 0])
-    return -0.5 * (quad + logdet + n * math.log(2 * math.pi))
+    value = -0.5 * (quad + logdet + n * math.log(2 * math.pi))
+    if extra_rows:
+        value = value - 0.5 * extra_rows * (2 * log_noise.view(-1, 1, 1)
+                                            + math.log(2 * math.pi))
+    return value
 
 
-def empirical_bayes_log_noise(Psi: Tensor, Y: Tensor, n_grid: int = 801) -> Tensor:
+def empirical_bayes_log_noise(Psi: Tensor, Y: Tensor, extra_rows: float = 0.0,
+                              n_grid: int = 801) -> Tensor:
     """MAP ``log sigma`` per output ``(k,)`` on a grid over ``[1e-3, 10]``
-    (standardised units), pooled over the chains' features ``Psi`` ``(C, n, p)``."""
+    (standardised units), pooled over the chains' features ``Psi`` ``(C, n, p)``
+    (``extra_rows``: see :func:`log_marginal_likelihood`)."""
     grid = torch.linspace(math.log(1e-3), math.log(10.0), n_grid, dtype=Psi.dtype,
                           device=Psi.device)
-    score = log_marginal_likelihood(Psi, Y, grid).sum(1)  # (G, k)
+    score = log_marginal_likelihood(Psi, Y, grid, extra_rows).sum(1)  # (G, k)
     score = score + noise_log_prior(grid.unsqueeze(-1)).unsqueeze(-1)
     return grid[score.argmax(0)]

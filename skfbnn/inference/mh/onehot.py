@@ -78,10 +78,13 @@ class ShiftedOneHotGaussian:
         onehot = torch.nn.functional.one_hot(y.long(), k).to(torch.get_default_dtype())
         return onehot - 1.0 / k
 
-    def log_prob(self, f: Tensor, y: Tensor, params: Params) -> Tensor:
-        """Gaussian log-likelihood of the shifted one-hot targets, ``(C,)``."""
+    def log_prob(self, f: Tensor, y: Tensor, params: Params,
+                 weights: Tensor | None = None) -> Tensor:
+        """Gaussian log-likelihood of the shifted one-hot targets, ``(C,)``, each row's
+        term times its weight when ``weights`` are given."""
         t = self.targets(y, f.shape[-1]).to(f)
-        return gaussian_log_likelihood(f, t, torch.tensor(math.log(self.noise_std)).to(f))
+        return gaussian_log_likelihood(f, t, torch.tensor(math.log(self.noise_std)).to(f),
+                                       weights)
 
     def log_prior(self, params: Params) -> float:
         """No parameters of its own."""

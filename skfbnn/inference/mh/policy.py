@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from ..._hyper import count_param
+from ..objective import row_weights
 from ..run import RunResult, run
 from . import kernel  # looked up per call: tests replace kernel.refresh_noise
 from .build import NTK_HYPER, prior_draws
@@ -36,10 +37,15 @@ def accept_reject_steps(hyper: dict, n_data: int = 0) -> int:
 def run_accept_reject(transform, params, X, y, gen, hyper, problem=None, **kwargs
                        ) -> RunResult:
     """Full-batch run from prior draws (:func:`~.build.prior_draws`); with
-    ``adapt_step_size`` the step is tuned during burn-in only."""
+    ``adapt_step_size`` the step is tuned during burn-in only. Row weights
+    (``weights``, ``sample_weight``) enter the target exactly (:mod:`.target`)."""
+    weights = row_weights(problem)
     if problem is not None:
         ntk = {p.name: hyper[p.name] for p in NTK_HYPER}
-        params = prior_draws(problem, {"x": X, "y": y}, params, gen, **ntk)
+        batch = {"x": X, "y": y}
+        if weights is not None:
+            batch["w"] = weights
+        params = prior_draws(problem, batch, params, gen, **ntk)
     step = (partial(kernel.adapt_step, target_accept=hyper["target_accept"])
             if hyper.get("adapt_step_size") else None)
 
@@ -49,7 +55,7 @@ def run_accept_reject(transform, params, X, y, gen, hyper, problem=None, **kwarg
 
     return run(transform, params, X, y, gen, n_steps=accept_reject_steps(hyper),
                batch_size=len(X), n_burnin=hyper["n_burnin"], thinning=hyper["thinning"],
-               adapt=adapt, **kwargs)
+               adapt=adapt, weights=weights, **kwargs)
 
 
 def summarize_accept_reject(result: RunResult, hyper: dict) -> dict:

@@ -53,20 +53,36 @@ class WideNetTarget:
         See the module docstring.
     dual : bool or None
         Force the ``n x n`` (True) or ``p x p`` (False) factorisation.
+    weights : Tensor of shape (n,) or None
+        Row weights (``sample_weight``): the likelihood is ``prod_i N(y_i; f_i,
+        sigma^2)^{w_i}``, exactly that of the rows repeated ``w_i`` times. It is the
+        Gaussian of noise ``sigma^2 / w_i`` on row ``i`` times ``sigma^{-(sum w - n)}``
+        up to a constant, so the features and targets are scaled by ``sqrt(w_i)``
+        (:meth:`features`, ``Y``) and the potential gets ``(sum w - n) log sigma``.
     """
 
     def __init__(self, layout: NTKLayout, X: Tensor, Y: Tensor, log_noise: Tensor | None, *,
                  reparametrize: bool = True, marginalize_readout: bool = False,
-                 dual: bool | None = None) -> None:
-        self.layout, self.X, self.Y = layout, X, Y
+                 dual: bool | None = None, weights: Tensor | None = None) -> None:
+        self.root_w = None if weights is None else weights.to(X).sqrt().unsqueeze(-1)
+        self.extra_rows = 0.0 if weights is None else float(weights.sum()) - len(X)
+        n_rows = len(X) if weights is None else float(weights.sum())
+        self.layout, self.X = layout, X
+        self.Y = Y if self.root_w is None else Y * self.root_w
         self.fixed_log_noise = log_noise
         self.n_noise = Y.shape[-1] if log_noise is None else 0
         self.marginal = reparametrize or marginalize_readout
         self.marginalize_readout = marginalize_readout
         self.dual = dual
         scale = torch.ones(self.n_dim, dtype=X.dtype, device=X.device)
-        scale[: self.n_noise] = min(1.0, 1.0 / (NOISE_PRIOR_SCALE * math.sqrt(2 * len(X))))
+        scale[: self.n_noise] = min(1.0, 1.0 / (NOISE_PRIOR_SCALE * math.sqrt(2 * n_rows)))
         self.step_scale = scale
+
+    def features(self, hidden: Tensor) -> Tensor:
+        """Readout features ``(C, n, p)`` at the training inputs, each row scaled by the
+        square root of its weight (unscaled without weights)."""
+        Psi = self.layout.features(hidden, self.X)
+        return Psi if self.root_w is None else Psi * self.root_w
 
     def log_noise(self, phi: Tensor) -> Tensor:
         """Log noise std per chain and output, ``(C, k)``."""
@@ -99,11 +115,15 @@ class WideNetTarget:
     def potential(self, phi: Tensor) -> Tensor:
         """``Phi(phi)`` per chain, ``(C,)``."""
         hidden, out = self.split(phi, None)
-        Psi = self.layout.features(hidden, self.X)
+        Psi = self.features(hidden)
         lam = torch.exp(2 * self.log_noise(phi))
         if self.marginal:
-            return marginal_potential(Psi, self.Y, lam, self.dual)
-        return likelihood_potential(Psi, out, self.Y, lam)
+            value = marginal_potential(Psi, self.Y, lam, self.dual)
+        else:
+            value = likelihood_potential(Psi, out, self.Y, lam)
+        if self.extra_rows:  # sum_i w_i log sigma, of which the scaled rows give n log sigma
+            value = value + 0.5 * self.extra_rows * lam.log().sum(-1)
+        return value
 
     def potential_and_grad(self, phi: Tensor) -> tuple[Tensor, Tensor]:
         """``Phi(phi)`` and its gradient ``(C, D)`` (zero where ``Phi`` is infinite)."""
@@ -124,7 +144,7 @@ class WideNetTarget:
         hidden, out = self.split(phi, phi_out)
         log_noise = self.log_noise(phi)
         if self.marginal:
-            out = readout(self.layout.features(hidden, self.X), self.Y,
+            out = readout(self.features(hidden), self.Y,
                           torch.exp(2 * log_noise), out, self.dual)
         params = {k: v.to(dtype) for k, v in self.layout.to_standard(hidden, out).items()}
         if self.n_noise:
@@ -143,7 +163,7 @@ class WideNetTarget:
         phi = torch.cat(parts, 1)
         out = theta
         if self.marginal:
-            Psi = self.layout.features(hidden, self.X)
+            Psi = self.features(hidden)
             out = whiten(Psi, self.Y, torch.exp(2 * self.log_noise(phi)), theta, self.dual)
         if self.marginalize_readout:
             return phi, out

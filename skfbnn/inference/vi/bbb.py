@@ -31,6 +31,7 @@ from ..._hyper import count_param, param
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
 from ...priors.weight import WeightPrior
+from ..objective import log_likelihood
 from ..types import Batch, BayesProblem, Schedule, Transform
 from .meanfield import MeanFieldState, ascend, draw, init, split
 
@@ -80,13 +81,15 @@ def divergence(mean: Params, std: Params, prior_std: float, kind: str) -> Tensor
 
 def expected_log_likelihood(mean: Params, std: Params, batch: Batch, gen,
                             problem: BayesProblem, n_mc: int) -> Tensor:
-    """Monte-Carlo ``E_q sum_{i in batch} log p(y_i | f(x_i; w))`` per set, ``(C,)``."""
+    """Monte-Carlo ``E_q sum_{i in batch} w_i log p(y_i | f(x_i; w))`` per set, ``(C,)``
+    (``w_i`` the batch's row weights ``"w"``, 1 each when it has none)."""
     n_sets = next(iter(mean.values())).shape[0]
     draws = draw(mean, std, gen, n_mc)
-    x, y = batch["x"], batch["y"]
+    x, y, w = batch["x"], batch["y"], batch.get("w")
     if x.dim() == 3 and n_mc > 1:
         x, y = x.repeat_interleave(n_mc, 0), y.repeat_interleave(n_mc, 0)
-    loglik = problem.likelihood.log_prob(problem.forward(draws, x), y, draws)
+        w = None if w is None else w.repeat_interleave(n_mc, 0)
+    loglik = log_likelihood(problem.likelihood, problem.forward(draws, x), y, draws, w)
     return loglik.reshape(n_sets, n_mc).mean(1)
 
 
