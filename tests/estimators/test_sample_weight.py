@@ -300,3 +300,37 @@ def test_ntk_limit_of_weighted_rows_equals_that_of_duplicated_rows():
     repeated = ifbnn.linearized_w2(problem, mean, std, draw, batch={"x": xb[rows], "y": yb[rows]})
     # a duplicated row makes Theta_BB singular up to the nugget: round-off only
     torch.testing.assert_close(weighted, repeated, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("per_set", [False, True])
+def test_variational_expected_log_likelihoods_weigh_rows_as_duplicates(per_set):
+    """Bayes by backprop's (and ifBNN's) and fBNN's expected log-likelihoods, with several
+    weight draws per set and per-set minibatches (the rows repeated for every draw)."""
+    from skfbnn.inference.vi import bbb, fbnn
+    from skfbnn.priors.functional import FunctionalPrior, FunctionPrior, MeasurementDraw
+
+    gen = torch.Generator().manual_seed(0)
+    net = build_mlp(2, 2, (6,), "tanh")
+    problem = BayesProblem(make_forward(net), HeteroscedasticGaussianLikelihood(beta=0.5),
+                           FunctionPrior(FunctionalPrior(None, None, 0.1)), 20)
+    C, S = 2, 4
+    mean = init_params(net, C, gen, device=torch.device("cpu"), dtype=F64)
+    std = {k: 0.1 + 0.0 * v for k, v in mean.items()}
+    draws = init_params(net, C * S, gen, device=torch.device("cpu"), dtype=F64)
+    x = torch.randn(*((C,) if per_set else ()), 7, 2, generator=gen, dtype=F64)
+    y = torch.randn(*x.shape[:-1], 1, generator=gen, dtype=F64)
+    w = torch.tensor([2.0, 0.0, 1.0, 3.0, 1.0, 0.0, 1.0], dtype=F64)
+    rows = torch.repeat_interleave(torch.arange(7), w.long())
+    measure = MeasurementDraw(torch.randn(4, 2, generator=gen, dtype=F64),
+                              torch.zeros(1, 4, dtype=F64), torch.eye(4, dtype=F64)[None])
+    weighted = {"x": x, "y": y, "w": w.expand(*x.shape[:-1]), "measure": measure}
+    repeated = {"x": x[..., rows, :], "y": y[..., rows, :], "measure": measure}
+    for n_mc in (S, 2):
+        a, _ = fbnn._network_values(draws, weighted, problem, C, S, n_mc, 1)
+        b, _ = fbnn._network_values(draws, repeated, problem, C, S, n_mc, 1)
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-10)
+        a = bbb.expected_log_likelihood(mean, std, weighted, torch.Generator().manual_seed(1),
+                                        problem, n_mc)
+        b = bbb.expected_log_likelihood(mean, std, repeated, torch.Generator().manual_seed(1),
+                                        problem, n_mc)
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-10)
