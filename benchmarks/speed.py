@@ -18,6 +18,17 @@ Subcommands (``steps`` when none is named):
     takes about two minutes on two idle cores; the default (k = 300, pCNL 75, five repeats)
     is the measurement.
 
+``driver``
+    Time per step of every family with this checkout's driver loop
+    (``skfbnn/inference/run.py``) and with another checkout's (``--against``, e.g. a git
+    worktree of the commit before): each family's driver call is recorded once from a fit,
+    then blocks of ``--steps`` steps run on the same inputs and random state with the two
+    drivers in turn, ``--repeats`` blocks each, in CPU time by default (``--clock``).
+    Everything but the driver is the same code, and the minimum over blocks is what a block
+    costs without interference, so the ratio holds on a loaded machine better than two runs of
+    ``steps`` do. Run-length hooks that fire once (the step cap at the end of burn-in, the
+    held-out checkpoints) stay out of the blocks.
+
 ``fit``
     Whole default fits on the training rows of Boston's split 0 (needs the UCI data):
     fSGHMC against SGHMC (and fSGHMC without its GP pre-fit), or with ``--chains`` eight
@@ -39,6 +50,7 @@ Subcommands (``steps`` when none is named):
 Usage:
     python benchmarks/speed.py --quick
     python benchmarks/speed.py steps --repeats 5 --k 300
+    python benchmarks/speed.py driver --against ../base/skfbnn/inference/run.py
     python benchmarks/speed.py fit --chains --data-home ../shared/data/uci
     python benchmarks/speed.py threads
     python benchmarks/speed.py device --devices cpu cuda
@@ -56,16 +68,17 @@ import warnings
 
 import numpy as np
 
-SUBCOMMANDS = ("steps", "fit", "threads", "device", "mh")
+SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh")
 
 
-def fit_seconds(est, X, y) -> float:
-    """Wall seconds of ``est.fit(X, y)``, after a collection of the garbage earlier fits left
-    (which would otherwise fall into this one)."""
+def fit_seconds(est, X, y, clock=time.perf_counter) -> float:
+    """Seconds of ``est.fit(X, y)`` on ``clock`` (wall by default; ``time.process_time`` for
+    the CPU time of this process, which other processes' load changes less), after a
+    collection of the garbage earlier fits left (which would otherwise fall into this one)."""
     gc.collect()
-    start = time.perf_counter()
+    start = clock()
     est.fit(X, y)
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def boston_sized_problem(rows: int = 455) -> tuple[np.ndarray, np.ndarray]:
@@ -155,6 +168,7 @@ def cmd_steps(args) -> None:
     import skfbnn.device
 
     skfbnn.device.FIT_THREADS = args.threads
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     k = args.k or (100 if args.quick else 300)
     k_mh = args.k_mh or max(k // 4, 10)
     repeats = args.repeats or (2 if args.quick else 5)
@@ -165,7 +179,7 @@ def cmd_steps(args) -> None:
     print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
           f"{torch.get_num_threads()} threads available, {args.threads} per fit; problem "
           f"{X.shape} ({'Boston split 0' if args.data_home else 'synthetic'}); k = {k} "
-          f"(pCNL {k_mh}), repeats = {repeats}", flush=True)
+          f"(pCNL {k_mh}), repeats = {repeats}, {args.clock} time", flush=True)
     for make, _ in configs.values():  # warm-up: imports and first-call set-up, not timed
         fit_seconds(make(5, 0), X, y)
     slopes: dict[str, list[float]] = {label: [] for label in configs}
@@ -174,8 +188,8 @@ def cmd_steps(args) -> None:
         for label in order:
             make, family = configs[label]
             n = k_mh if family == "pcnl" else k
-            slopes[label].append((fit_seconds(make(2 * n, r), X, y)
-                                  - fit_seconds(make(n, r), X, y)) / n)
+            slopes[label].append((fit_seconds(make(2 * n, r), X, y, clock)
+                                  - fit_seconds(make(n, r), X, y, clock)) / n)
         print(f"repeat {r}: " + ", ".join(f"{label} {1e3 * s[-1]:.2f}"
                                           for label, s in slopes.items()), flush=True)
     print("\n| configuration | ms / step (median) | repeats | default steps (this problem) |")
@@ -190,6 +204,110 @@ def cmd_steps(args) -> None:
             ratios = np.asarray(slopes[num]) / np.asarray(slopes[den])
             print(f"| {text} | {np.median(ratios):.2f} | "
                   + " ".join(f"{v:.2f}" for v in ratios) + " |")
+
+
+# -- driver --------------------------------------------------------------------------------
+
+def load_driver(path: str):
+    """Another checkout's driver module (its ``skfbnn/inference/run.py``), loaded as a module
+    of this package (its relative imports resolve here)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("skfbnn.inference._other_run", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _null_transform(n_fields: int):
+    """A transform whose update returns its state and ``n_fields`` info values per chain."""
+    from collections import namedtuple
+
+    from skfbnn.inference.types import Transform
+
+    State = namedtuple("State", "params log_post")
+    Info = namedtuple("Info", [f"f{i}" for i in range(n_fields)])
+
+    def init(params, batch, gen):
+        return State(params, params["w"][:, 0])
+
+    def update(state, batch, gen):
+        return state, Info(*(state.log_post * (i + 1) for i in range(n_fields)))
+
+    return Transform(init, update)
+
+
+class _Captured(Exception):
+    """Raised in place of a run: the fit's driver call was recorded."""
+
+
+def cmd_driver(args) -> None:
+    """Every family's steps with this checkout's driver loop and with another's, taking turns
+    in one process on the same inputs: everything else (kernels, network, hooks) is the same
+    code, so the ratio is the driver's alone."""
+    import torch
+
+    import skfbnn.device
+    import skfbnn.inference.families as families
+    import skfbnn.inference.mh.policy as policy
+    import skfbnn.inference.run as this
+
+    skfbnn.device.FIT_THREADS = 1
+    torch.set_num_threads(1)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    drivers = {"this": this.run, "other": load_driver(args.against).run}
+    X, y = boston_sized_problem()
+    configs = step_configurations()
+    if args.only:
+        configs = {label: c for label, c in configs.items() if label in args.only}
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}; problem "
+          f"{X.shape} (synthetic); blocks of {args.steps} steps, {args.repeats} per driver; "
+          f"{args.clock} time; other driver: {args.against}", flush=True)
+
+    def capture(transform, params, X, y, gen, **kwargs):
+        raise _Captured(transform, params, X, y, gen, kwargs)
+
+    calls = {}
+    for fields in (1, 4):  # the driver alone: an update that does nothing else
+        calls[f"driver alone, {fields} info field(s)"] = (
+            _null_transform(fields), {"w": torch.zeros(8, 1)}, torch.zeros(455, 13),
+            torch.zeros(455, 1), torch.Generator().manual_seed(0),
+            {"n_steps": 0, "batch_size": 455})
+    families.run = policy.run = capture
+    for label, (make, _) in configs.items():
+        try:  # long run lengths: burn-in hooks that fire once (the step cap) stay out
+            make(10**6, 0).fit(X, y)
+        except _Captured as call:
+            calls[label] = call.args
+    families.run = policy.run = this.run
+
+    def block(label, driver):
+        transform, params, Xt, yt, gen, kwargs = calls[label]
+        gen.set_state(start_state[label])
+        kwargs = {**kwargs, "n_steps": args.steps}
+        start = clock()
+        drivers[driver](transform, params, Xt, yt, gen, **kwargs)
+        return (clock() - start) / args.steps
+
+    start_state = {label: call[4].get_state() for label, call in calls.items()}
+    times = {(label, d): [] for label in calls for d in drivers}
+    for label in calls:
+        for driver in drivers:  # warm-up
+            block(label, driver)
+        for r in range(args.repeats):
+            for driver in (("this", "other") if r % 2 == 0 else ("other", "this")):
+                times[label, driver].append(block(label, driver))
+        a, b = np.asarray(times[label, "this"]), np.asarray(times[label, "other"])
+        print(f"{label}: this {1e3 * a.min():.3f} ms (min), {1e3 * np.median(a):.3f} (median);"
+              f" other {1e3 * b.min():.3f}, {1e3 * np.median(b):.3f}", flush=True)
+    print("\n| configuration | ms / step, this driver (min; median) | other driver (min; median)"
+          " | this / other: min over min | median of paired ratios |")
+    print("|---|---|---|---|---|")
+    for label in calls:
+        a, b = np.asarray(times[label, "this"]), np.asarray(times[label, "other"])
+        print(f"| {label} | {1e3 * a.min():.3f}; {1e3 * np.median(a):.3f} | "
+              f"{1e3 * b.min():.3f}; {1e3 * np.median(b):.3f} | {a.min() / b.min():.3f} | "
+              f"{np.median(a / b):.3f} |")
 
 
 # -- fit -----------------------------------------------------------------------------------
@@ -395,7 +513,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time on Boston's split 0 from this UCI folder instead of synthetic rows")
     p.add_argument("--only", nargs="+", default=None,
                    help="families to time, e.g. sgld fsgld (default: all)")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                   help="wall time, or this process's CPU time (less affected by other "
+                        "processes on a shared machine; a fit runs on one thread)")
     p.set_defaults(func=cmd_steps)
+
+    p = sub.add_parser("driver", help="every family with this driver loop and another's")
+    p.add_argument("--against", required=True,
+                   help="another checkout's skfbnn/inference/run.py (e.g. a git worktree of "
+                        "the commit before)")
+    p.add_argument("--steps", type=int, default=100, help="steps of a timed block")
+    p.add_argument("--repeats", type=int, default=20, help="blocks per driver and configuration")
+    p.add_argument("--clock", choices=("wall", "cpu"), default="cpu")
+    p.add_argument("--only", nargs="+", default=None,
+                   help="configurations to time, e.g. 'sgld, 1 chain' sghmc (default: all)")
+    p.set_defaults(func=cmd_driver)
 
     p = sub.add_parser("fit", help="whole default fits: fSGHMC / SGHMC, or 8 / 1 chains")
     p.add_argument("--repeats", type=int, default=5)

@@ -16,7 +16,13 @@ logger = logging.getLogger("skfbnn")
 @contextmanager
 def progress_bar(verbose: int, sampler: bool, n_steps: int
                  ) -> Iterator[Callable[[int, torch.Tensor], None] | None]:
-    """A ``progress(step, value)`` callback for :func:`skfbnn.inference.run.run`, or None.
+    """A ``progress(step, values)`` callback for :func:`skfbnn.inference.run.run`, or None.
+
+    The driver calls it at each read-back of the run's values (every
+    :data:`~skfbnn.inference.run.SYNC_EVERY` steps or
+    :data:`~skfbnn.inference.run.SYNC_SECONDS`, and at the end) with ``values`` the
+    ``(k, C)`` objectives of the ``k`` steps up to ``step``, so the bar never makes a step
+    wait for the device.
 
     Parameters
     ----------
@@ -45,12 +51,14 @@ def progress_bar(verbose: int, sampler: bool, n_steps: int
     desc = "sampling" if sampler else "optimising"
     with tqdm(total=n_steps, desc=desc, leave=False) as bar:
 
-        def progress(step: int, value: torch.Tensor) -> None:
-            bar.update(1)
-            if step % 25 == 0:
-                bar.set_postfix({label: f"{float(value.mean()):.4g}"})
-            if verbose >= 2 and (step + 1) % every == 0:
-                for chain, v in enumerate(value.tolist()):
-                    logger.info("step %d chain %d %s %.6g", step + 1, chain, name, v)
+        def progress(step: int, values: torch.Tensor) -> None:
+            bar.update(len(values))
+            bar.set_postfix({label: f"{float(values[-1].mean()):.4g}"})
+            if verbose < 2:
+                return
+            first = step + 1 - len(values)  # the step of values[0]
+            for done in range((first // every + 1) * every, step + 2, every):
+                for chain, v in enumerate(values[done - 1 - first].tolist()):
+                    logger.info("step %d chain %d %s %.6g", done, chain, name, v)
 
         yield progress

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import pytest
 import torch
 
 from skfbnn.exceptions import SamplerDivergenceError
-from skfbnn.inference.run import MinibatchStream, run_sampler
+from skfbnn.inference import run as run_module
+from skfbnn.inference.run import MinibatchStream, run, run_sampler
 from skfbnn.inference.types import Transform
 
 F64 = torch.float64
@@ -139,8 +141,60 @@ def test_run_sampler_reports_progress():
     seen = []
     run_sampler(_counting_transform([]), _params(), torch.zeros(5, 2), torch.zeros(5),
                 torch.Generator().manual_seed(0), n_burnin=2, n_samples=2, thinning=2,
-                batch_size=64, progress=lambda step, lp: seen.append((step, lp[0].item())))
-    assert seen == [(t, float(t)) for t in range(6)]
+                batch_size=64, progress=lambda step, lp: seen.append((step, lp[:, 0].tolist())))
+    assert seen == [(5, [float(t) for t in range(6)])]  # one read-back, at the end
+
+
+@pytest.mark.parametrize("sync_every, calls", [(1, list(range(10))), (4, [3, 7, 9]),
+                                               (10, [9]), (100, [9])])
+def test_progress_gets_every_step_once_at_each_read_back(monkeypatch, sync_every, calls):
+    monkeypatch.setattr(run_module, "SYNC_SECONDS", math.inf)
+    seen = []
+    run(_counting_transform([]), _params(), torch.zeros(5, 2), torch.zeros(5),
+        torch.Generator().manual_seed(0), n_steps=10, batch_size=64, sync_every=sync_every,
+        progress=lambda step, lp: seen.append((step, lp.clone())))
+    assert [step for step, _ in seen] == calls
+    values = torch.cat([lp for _, lp in seen])
+    torch.testing.assert_close(values, torch.arange(10, dtype=F64)[:, None].expand(10, 2))
+
+
+def test_slow_steps_are_read_back_after_sync_seconds(monkeypatch):
+    monkeypatch.setattr(run_module, "SYNC_SECONDS", 0.0)
+    seen = []
+    run(_counting_transform([]), _params(), torch.zeros(5, 2), torch.zeros(5),
+        torch.Generator().manual_seed(0), n_steps=5, batch_size=64, sync_every=100,
+        progress=lambda step, lp: seen.append(step))
+    assert seen == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("sync_every", [1, 2, 4, 100])
+@pytest.mark.parametrize("nan_at", [0, 3, 7])
+def test_divergence_is_reported_at_its_step_whatever_the_read_back(sync_every, nan_at):
+    seen = []
+    with pytest.raises(SamplerDivergenceError) as info:
+        run(_counting_transform([], nan_at=nan_at), _params(), torch.zeros(5, 2),
+            torch.zeros(5), torch.Generator().manual_seed(0), n_steps=12, batch_size=64,
+            sync_every=sync_every, progress=lambda step, lp: seen.append(step))
+    assert f"became non-finite at step {nan_at}" in str(info.value)
+    assert "chain(s)/member(s) [1]" in str(info.value)
+    assert all(step < nan_at for step in seen)  # progress never saw the divergence
+
+
+def test_divergence_before_a_later_failure_is_what_is_reported():
+    def adapt(state, info, step):
+        if step == 5:  # e.g. a factorisation failing on the non-finite state
+            raise RuntimeError("failed on NaNs")
+        return state
+
+    with pytest.raises(SamplerDivergenceError, match="at step 3") as info:
+        run(_counting_transform([], nan_at=3), _params(), torch.zeros(5, 2), torch.zeros(5),
+            torch.Generator().manual_seed(0), n_steps=12, n_burnin=12, batch_size=64,
+            adapt=adapt)
+    assert "failed on NaNs" in str(info.value.__context__)
+    with pytest.raises(RuntimeError, match="failed on NaNs"):  # no divergence: unchanged
+        run(_counting_transform([]), _params(), torch.zeros(5, 2), torch.zeros(5),
+            torch.Generator().manual_seed(0), n_steps=12, n_burnin=12, batch_size=64,
+            adapt=adapt)
 
 
 def test_run_sampler_raises_on_nan_log_posterior():
@@ -158,3 +212,60 @@ def test_run_sampler_raises_on_non_finite_kept_draw():
         run_sampler(_counting_transform([], nan_param_at=3), _params(), torch.zeros(5, 2),
                     torch.zeros(5), torch.Generator().manual_seed(0),
                     n_burnin=2, n_samples=3, thinning=1, batch_size=64)
+
+
+@pytest.mark.parametrize("name, params", [
+    ("SGHMCRegressor", dict(n_burnin=120, n_samples=3, thinning=5, n_chains=2,  # Gibbs
+                            min_epochs=0, prior_std="learn")),  # steps: the monitor hook
+    ("PCNLRegressor", dict(n_burnin=30, n_samples=3, thinning=2, n_chains=2)),  # adapt hook
+    ("DeepEnsembleRegressor", dict(n_iter=150, n_estimators=2, min_epochs=0)),  # monitor
+    ("BBBRegressor", dict(n_iter=150, n_samples=4, min_epochs=0)),
+])
+def test_read_back_cadence_changes_no_number(monkeypatch, name, params):
+    """The fits are the same, draw for draw and trace for trace, whether the driver reads
+    the values back after every step (as a loop with a host synchronisation per step did)
+    or every ``SYNC_EVERY`` steps."""
+    import warnings
+
+    import numpy as np
+
+    import skfbnn
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=60)
+    fits = []
+    for every in (1, 7, 1000):
+        monkeypatch.setattr(run_module, "SYNC_EVERY", every)
+        monkeypatch.setattr(run_module, "SYNC_SECONDS", math.inf)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = getattr(skfbnn, name)(random_state=0, device="cpu", **params).fit(X, y)
+        fits.append(est)
+    for est in fits[1:]:
+        for k, v in fits[0].posterior_.flat().items():
+            assert torch.equal(v, est.posterior_.flat()[k])
+        np.testing.assert_array_equal(fits[0].predict(X), est.predict(X))
+        trace, other = fits[0].diagnostics_.get("trace"), est.diagnostics_.get("trace")
+        if trace is not None:
+            for field in trace:
+                np.testing.assert_array_equal(trace[field], other[field])
+
+
+@pytest.mark.parametrize("sync_every", [1, 7, 100])
+def test_progress_bar_logs_every_tenth_of_the_run_whatever_the_read_back(
+        monkeypatch, caplog, sync_every):
+    import logging
+
+    from skfbnn.inference.progress import progress_bar
+
+    monkeypatch.setattr(run_module, "SYNC_SECONDS", math.inf)
+    caplog.set_level(logging.INFO, logger="skfbnn")
+    with progress_bar(2, True, 25) as progress:
+        run(_counting_transform([]), _params(), torch.zeros(5, 2), torch.zeros(5),
+            torch.Generator().manual_seed(0), n_steps=25, batch_size=64,
+            sync_every=sync_every, progress=progress)
+    logged = [r.args for r in caplog.records if r.name == "skfbnn"]
+    # every = 25 // 10 = 2: after steps 2, 4, ..., 24 (1-based), one line per chain, with
+    # the objective of that step (the counting transform's step index, 0-based)
+    assert logged == [(s, c, "log posterior", s - 1.0) for s in range(2, 25, 2) for c in (0, 1)]
