@@ -10,9 +10,11 @@ from . import estimators as _estimators
 from .estimators import *  # noqa: F403  (the names derive from the method registry)
 from .exceptions import (
     ConstantTargetWarning,
+    DataScaleWarning,
     DivergenceError,
     NoiseOnlyFitWarning,
     OptimisationDivergenceError,
+    PoorFitWarning,
     SamplerDivergenceError,
     SamplerDivergenceWarning,
 )
@@ -27,5 +29,7 @@ __all__ = [
     "SamplerDivergenceWarning",
     "ConstantTargetWarning",
     "NoiseOnlyFitWarning",
+    "PoorFitWarning",
+    "DataScaleWarning",
     "__version__",
 ]

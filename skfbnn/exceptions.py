@@ -18,6 +18,8 @@ __all__ = [
     "SamplerDivergenceWarning",
     "ConstantTargetWarning",
     "NoiseOnlyFitWarning",
+    "PoorFitWarning",
+    "DataScaleWarning",
     "divergence_message",
     "divergence_error",
 ]
@@ -81,8 +83,10 @@ class SamplerDivergenceWarning(UserWarning):
 
     Issued when the posterior predictive at the training inputs is far wider
     than the targets but not so wide that the fit is unusable (which raises
-    :class:`SamplerDivergenceError`). The usual remedy is a smaller step size
-    (``step_size`` or ``learning_rate``).
+    :class:`SamplerDivergenceError`), and when an optimisation's objective fell well
+    below its best during the run. The message lists the likely causes in order: the
+    data's scale (when :class:`DataScaleWarning` found it far from unit scale), then the
+    step (``step_size`` or ``learning_rate``, with its multiple of the default).
     """
 
 
@@ -95,11 +99,33 @@ class ConstantTargetWarning(UserWarning):
     """
 
 
-class NoiseOnlyFitWarning(UserWarning):
+class PoorFitWarning(UserWarning):
+    """A fit ends no better than a trivial predictor on its own training rows.
+
+    A regressor whose predictive mean fits the training targets worse than their mean
+    (a negative training R^2), or a classifier whose training accuracy is at chance (no
+    better than always predicting the most frequent class). The message lists the likely
+    causes in order: the data's scale (see :class:`DataScaleWarning`), a step too large
+    (named, with its multiple of the default), a run too short.
+    """
+
+
+class NoiseOnlyFitWarning(PoorFitWarning):
     """A regressor's learned observation noise exceeds the spread of the targets.
 
     The fit then explains ``y`` as noise, worse than predicting the mean of ``y``:
     with Bayes by backprop on little data, the factorised ``q`` stays at the weight
-    prior and the noise absorbs the prior's functions. A fixed ``noise_std``, a
-    smaller network or more data avoid it.
+    prior and the noise absorbs the prior's functions; a step too large does the same.
+    A fixed ``noise_std``, a smaller network, more data or a smaller step avoid it.
+    """
+
+
+class DataScaleWarning(UserWarning):
+    """Inputs, or targets with ``normalize_y=False``, are far from unit scale.
+
+    Every estimator here assumes inputs of about unit scale (its weight prior, its
+    initialisation, the NTK parameterisation of the Metropolis-Hastings samplers), and
+    the regressors' priors and noise prior assume standardised targets. The message names
+    the columns and their scale; standardise ``X`` (e.g. with
+    ``sklearn.preprocessing.StandardScaler`` in a pipeline) and keep ``normalize_y=True``.
     """

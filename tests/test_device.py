@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import linecache
+import os
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -177,3 +182,143 @@ def test_cpu_threads_leaves_accelerators_alone(monkeypatch):
     with cpu_threads(torch.device("cuda")):
         pass
     assert calls == []
+
+
+# ------------------------------------------------------------ interrupted fits
+_PACKAGE = str(Path(dev.__file__).resolve().parent) + os.sep
+_GRAD_MODE = {str(Path(torch.__file__).resolve().parent / "autograd" / "grad_mode.py"),
+              str(Path(torch.__file__).resolve().parent / "utils" / "_contextlib.py")}
+"""torch's grad-mode context managers and decorators: an interrupt inside their ``__enter__``
+(autograd already switched, the caller's ``with`` not yet entered) is the dangerous one."""
+
+
+class _Interrupt:
+    """A ``sys.settrace`` tracer counting line events in skfbnn's frames and torch's
+    grad-mode code (never in :func:`~skfbnn.device.torch_state_kept`'s own frame, whose
+    restoring code it guards), and the returns of that code's ``__enter__``, and raising
+    ``KeyboardInterrupt`` at the ``at``-th; with ``at=None`` it only records where each
+    event is. An interrupt as ``__enter__`` returns is the one a signal can deliver between
+    a ``with torch.no_grad():`` switching autograd off and the block being entered: the
+    block's ``__exit__`` then never runs."""
+
+    def __init__(self, at=None):
+        self.at, self.count, self.where = at, 0, []
+
+    def __call__(self, frame, event, arg):
+        name = frame.f_code.co_filename
+        if frame.f_code.co_name == "torch_state_kept" or not (
+                name.startswith(_PACKAGE) or name in _GRAD_MODE):
+            return None
+        return self._line
+
+    def _line(self, frame, event, arg):
+        name = frame.f_code.co_filename
+        if event == "line" or (event == "return" and frame.f_code.co_name == "__enter__"
+                               and name in _GRAD_MODE):
+            self.count += 1
+            if self.at is None:
+                self.where.append((name, frame.f_lineno if event == "line" else "enter"))
+            elif self.count == self.at:
+                raise KeyboardInterrupt(f"test interrupt at event {self.at}")
+        return self._line
+
+
+def _traced_fit(estimator, X, y, tracer):
+    sys.settrace(tracer)
+    try:
+        estimator.fit(X, y)
+    finally:
+        sys.settrace(None)
+
+
+def _interrupt_points(where, n_spread=6, n_grad=4):
+    """Events to interrupt at: ``n_spread`` spread over the fit, ``n_grad`` inside torch's
+    grad-mode code and its last six events there, ``n_grad`` returns of its
+    ``__enter__``, and the first time each line of skfbnn that enters a
+    ``no_grad`` / ``enable_grad`` / ``inference_mode`` block runs (and the event after it,
+    the first line inside the block). Also returns how many distinct ``no_grad`` lines
+    of skfbnn the fit ran."""
+    n = len(where)
+    points = set(np.linspace(1, n, n_spread).round().astype(int).tolist())
+    grad = [i + 1 for i, (name, _) in enumerate(where) if name in _GRAD_MODE]
+    points.update(grad[:: max(1, len(grad) // n_grad)][:n_grad])
+    points.update(grad[-6:])  # the fit's last exits, e.g. torch_state_kept's enable_grad
+    entered = [i + 1 for i, (_, number) in enumerate(where) if number == "enter"]
+    points.update(entered[:: max(1, len(entered) // n_grad)][:n_grad])
+    seen, no_grad = set(), 0
+    for i, (name, number) in enumerate(where):
+        if not name.startswith(_PACKAGE) or (name, number) in seen or number == "enter":
+            continue
+        seen.add((name, number))
+        text = linecache.getline(name, number)
+        if "with torch.no_grad()" in text or "@torch.no_grad()" in text:
+            no_grad += 1
+        if "no_grad" in text or "enable_grad" in text or "inference_mode" in text:
+            points.update({i + 1, i + 2})
+    return sorted(p for p in points if p <= n), no_grad
+
+
+def _fit_cases():
+    import skfbnn
+
+    fast = dict(n_chains=2, n_burnin=12, n_samples=3, thinning=2)
+    return [
+        (skfbnn.SGLDRegressor, dict(fast, min_epochs=0), "regression"),
+        (skfbnn.PCNRegressor, dict(fast, hidden_layer_sizes=(8,), noise_std="learn"),
+         "regression"),
+        (skfbnn.MALAClassifier, dict(fast, hidden_layer_sizes=(8,)), "classification"),
+        (skfbnn.BBBClassifier, dict(n_iter=12, n_samples=4), "classification"),
+        (skfbnn.DeepEnsembleRegressor, dict(n_estimators=2, n_iter=12, min_epochs=0),
+         "regression"),
+        (skfbnn.IFBNNRegressor, dict(n_iter=12, n_samples=4, prior_fit_iter=2,
+                                     n_measurement_points=6), "regression"),
+    ]
+
+
+def test_interrupted_fits_leave_torch_state_as_found():
+    """A ``KeyboardInterrupt`` at many points of tiny fits of every family (spread over the
+    fit, inside torch's grad-mode ``__enter__``/``__exit__``, and the first time each of the
+    package's ``with torch.no_grad():`` / ``enable_grad`` lines runs, e.g. the
+    Metropolis-Hastings kernel's) leaves grad mode, the number of CPU threads and the
+    default dtype as they were, every other fit from inside a caller's ``torch.no_grad()``;
+    fits then still work."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(24, 2))
+    y = X[:, 0] + 0.1 * rng.normal(size=24)
+    labels = (y > 0).astype(int)
+    threads, dtype = torch.get_num_threads(), torch.get_default_dtype()
+    torch.set_num_threads(dev.FIT_THREADS + 1)  # not what a fit sets, so a leak shows
+    torch.set_default_dtype(torch.float64)  # nor the float32 of the fits
+    interrupted, no_grad_lines = 0, 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for cls, kwargs, task in _fit_cases():
+                target = y if task == "regression" else labels
+                recorder = _Interrupt()
+                _traced_fit(cls(random_state=0, **kwargs), X, target, recorder)
+                points, lines = _interrupt_points(recorder.where)
+                no_grad_lines += lines
+                for i, at in enumerate(points):
+                    outer = bool(i % 2)
+                    with torch.set_grad_enabled(outer):
+                        with pytest.raises(KeyboardInterrupt):
+                            _traced_fit(cls(random_state=0, **kwargs), X, target,
+                                        _Interrupt(at))
+                        state = (torch.is_grad_enabled(), torch.get_num_threads(),
+                                 torch.get_default_dtype())
+                    interrupted += 1
+                    assert state == (outer, dev.FIT_THREADS + 1, torch.float64), \
+                        (cls.__name__, at, outer, state)
+                assert not torch.is_inference_mode_enabled()
+            for cls, kwargs, task in _fit_cases()[:2]:  # gradient-based fits still work
+                with torch.no_grad():
+                    fitted = cls(random_state=0, **kwargs).fit(X, y)
+                    assert not torch.is_grad_enabled()
+                assert np.isfinite(fitted.predict(X)).all()
+    finally:
+        torch.set_num_threads(threads)
+        torch.set_default_dtype(dtype)
+    assert interrupted > 80 and no_grad_lines >= 3

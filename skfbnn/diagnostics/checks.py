@@ -203,7 +203,7 @@ def optimisation_warnings(
     checks = [
         ("convergence", climbing, "was still rising steeply at the end of the run; raise "
          "n_iter (or learning_rate)."),
-        ("divergence", fell, "fell well below its best during the run; lower learning_rate."),
+        ("divergence", fell, "fell well below its best during the run."),
     ]
     return [
         SamplerWarning(kind, f"the objective of member(s) {np.flatnonzero(flags).tolist()} "

@@ -8,13 +8,14 @@ ensembles) on their objective's trace.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import torch
 
 from ..device import to_numpy
-from ..exceptions import divergence_error
+from ..exceptions import SamplerDivergenceWarning, divergence_error
 from .checks import (
     SamplerWarning,
     collapsed_chains,
@@ -22,6 +23,7 @@ from .checks import (
     optimisation_warnings,
     predictive_mixing,
 )
+from .health import FitAdvice
 
 __all__ = ["N_PROBE", "probe_rows", "chain_diagnostics", "optimisation_diagnostics"]
 
@@ -107,13 +109,18 @@ def chain_diagnostics(trace: torch.Tensor, n_burnin: int, shape: tuple[int, int]
 
 
 def optimisation_diagnostics(trace: dict[str, torch.Tensor], bounded_likelihood: bool,
-                             step_name: str = "learning_rate") -> dict[str, Any]:
+                             step_name: str = "learning_rate",
+                             advice: FitAdvice | None = None) -> dict[str, Any]:
     """The checks of an optimisation run: the objective's trace and its warnings.
 
     With a bounded likelihood (classification) the check on the predictions cannot see
     weights thrown to enormous values whose averaged probabilities stay moderate, so the
     objective itself is checked too: a run ending more than 100 times below its start
-    over the second half of the trace raises :class:`OptimisationDivergenceError`.
+    over the second half of the trace raises :class:`OptimisationDivergenceError`. An
+    objective that fell well below its best (the ``"divergence"`` warning of
+    :func:`~skfbnn.diagnostics.optimisation_warnings`) is issued as a
+    :class:`~skfbnn.exceptions.SamplerDivergenceWarning` naming the likely causes
+    (``advice``, a :class:`~skfbnn.diagnostics.health.FitAdvice`).
     """
     values = {name: to_numpy(v) for name, v in trace.items()}
     objective = next(iter(values.values()))
@@ -123,5 +130,8 @@ def optimisation_diagnostics(trace: dict[str, torch.Tensor], bounded_likelihood:
             raise divergence_error(
                 step_name, f"run(s) {collapsed} ended with an objective more than 100 times "
                 "below their starting value (weights or scales thrown to enormous values)")
-    return {"objective": objective, "trace": values,
-            "warnings": optimisation_warnings(objective)}
+    advice = advice or FitAdvice(step_name)
+    found = [replace(w, message=f"{w.message} {advice.causes(run=False)}",
+                     category=SamplerDivergenceWarning) if w.kind == "divergence" else w
+             for w in optimisation_warnings(objective)]
+    return {"objective": objective, "trace": values, "warnings": found}

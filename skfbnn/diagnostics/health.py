@@ -1,15 +1,18 @@
-"""Checks of a fitted posterior at its training rows: raise for an unusable fit, warn for a
-suspicious one.
+"""Checks of a fit: the data's scale before it, the fitted posterior at its training rows
+after it; raise for an unusable fit, warn for a suspicious one.
 
-Regression compares the predictive's spread and the learned noise with the targets';
-classification compares the training log loss with that of predicting the class
-frequencies. Both see the outputs that ``predict`` would compute.
+Before the run, inputs (and, with ``normalize_y=False``, targets) far from unit scale are
+reported (:func:`scale_warnings`). After it, regression compares the predictive's spread,
+its mean and the learned noise with the targets'; classification compares the training log
+loss and accuracy with those of predicting the class frequencies. Both see the outputs that
+``predict`` would compute. Messages name the likely causes in order (:class:`FitAdvice`):
+the data's scale, the step (with its multiple of the default), the run's length.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -17,15 +20,18 @@ import torch
 from ..device import to_numpy
 from ..exceptions import (
     ConstantTargetWarning,
+    DataScaleWarning,
     NoiseOnlyFitWarning,
+    PoorFitWarning,
     SamplerDivergenceWarning,
     divergence_error,
 )
 from ..priors.weight import NOISE_KEY
 from .checks import SamplerWarning, predictive_spread
 
-__all__ = ["SPREAD_WARNING", "SPREAD_ERROR", "NOISE_WARNING", "LOSS_LIMIT", "check_rows",
-           "regression_checks", "classification_checks"]
+__all__ = ["SPREAD_WARNING", "SPREAD_ERROR", "NOISE_WARNING", "LOSS_LIMIT", "SCALE_HIGH",
+           "SCALE_LOW", "CHANCE_SE", "FitAdvice", "check_rows", "scale_warnings", "regression_checks",
+           "classification_checks"]
 
 SPREAD_WARNING = 10.0
 """A predictive spread (:func:`~skfbnn.diagnostics.predictive_spread`) at the training
@@ -44,6 +50,177 @@ LOSS_LIMIT = 10.0
 """A training log loss above this many times the class-frequency predictor's is a
 diverged fit."""
 MAX_CHECK_ROWS = 1000
+CHANCE_SE = 3.0
+"""A classifier whose training accuracy is within this many binomial standard errors of
+the most frequent class's rate (or below it) is at chance: fBNN at 1000 times its
+learning rate ended at 0.57 on 200 balanced rows (margin 0.106), its default at 0.995."""
+SCALE_HIGH = 10.0
+"""An input column (or, with ``normalize_y=False``, a target column) whose root mean square
+exceeds this is reported with a :class:`~skfbnn.exceptions.DataScaleWarning`. On a 200-row
+test problem (``benchmarks/bad_inputs.py``) inputs scaled by 10 raised the test error of
+SGLD, Bayes by backprop and pCN by 1.2-2.5 times, and targets of standard deviation 13
+without ``normalize_y`` that of Bayes by backprop and pCN by 2-3 times; standardised
+columns have a root mean square of 1."""
+SCALE_LOW = 0.1
+"""A non-constant column whose standard deviation is below this is reported likewise: inputs
+scaled by 0.1 lowered the training R^2 of pCN and Bayes by backprop from 0.99 to 0.77, and by
+0.03 pCN's to 0.02; targets of standard deviation 0.013 without ``normalize_y`` made SGLD and
+Bayes by backprop explain them as noise."""
+MAX_NAMED_COLUMNS = 5
+
+
+class FitAdvice(NamedTuple):
+    """What the messages of a fit's checks say about its likely causes, in order.
+
+    Parameters
+    ----------
+    step_name : str
+        The step parameter (``step_size`` or ``learning_rate``).
+    step : float or None
+        Its value in this fit.
+    default : float or None
+        The estimator's default of it.
+    run_name : str
+        The parameter that lengthens the run (``n_iter``, ``n_burnin``).
+    scale : tuple of str
+        Short notes of the data-scale findings (:func:`scale_warnings`), first in the list.
+
+    Examples
+    --------
+    >>> advice = FitAdvice("step_size", 300.0, 3.0, "n_burnin")
+    >>> advice.step_text()
+    'reduce step_size (now 300, 100 times its default 3)'
+    >>> print(advice.causes())  # doctest: +NORMALIZE_WHITESPACE
+    Likely causes, in order: a step too large: reduce step_size (now 300, 100 times its
+    default 3); a run too short: raise n_burnin.
+    """
+
+    step_name: str = "step_size"
+    step: float | None = None
+    default: float | None = None
+    run_name: str = "n_iter"
+    scale: tuple[str, ...] = ()
+
+    @property
+    def step_above_default(self) -> bool:
+        """The step is set above the estimator's default."""
+        return (self.step is not None and self.default is not None and self.default > 0
+                and self.step > self.default)
+
+    def step_text(self) -> str:
+        """``reduce <step_name>``, with its value and multiple when above the default."""
+        if not self.step_above_default:
+            return f"reduce {self.step_name}"
+        return (f"reduce {self.step_name} (now {self.step:.3g}, "
+                f"{self.step / self.default:.3g} times its default {self.default:.3g})")
+
+    def causes(self, *more: str, run: bool = True) -> str:
+        """The likely causes, in order: the data's scale (when found), the step, the run's
+        length (unless ``run`` is False), then ``more``."""
+        items = [*self.scale, f"a step too large: {self.step_text()}",
+                 *([f"a run too short: raise {self.run_name}"] if run else []), *more]
+        return "Likely causes, in order: " + "; ".join(items) + "."
+
+    def measured(self) -> str:
+        """What was measured that bears on a divergence: the data's scale and a step above
+        its default; empty when neither."""
+        found = list(self.scale)
+        if self.step_above_default:
+            found.append(f"{self.step_name}={self.step:.3g}, "
+                         f"{self.step / self.default:.3g} times its default {self.default:.3g}")
+        return ("Measured: " + "; ".join(found) + ".") if found else ""
+
+
+def _columns(columns: list[int]) -> str:
+    shown = columns[:MAX_NAMED_COLUMNS]
+    more = len(columns) - len(shown)
+    return f"{shown}" + (f" and {more} more" if more > 0 else "")
+
+
+def scale_warnings(X: np.ndarray, y: np.ndarray | None = None
+                   ) -> tuple[list[SamplerWarning], tuple[str, ...]]:
+    """Inputs ``X`` (and targets ``y``, given only with ``normalize_y=False``) far from unit
+    scale: columns whose root mean square exceeds :data:`SCALE_HIGH` or whose standard
+    deviation is below :data:`SCALE_LOW` (constant columns aside).
+
+    Returns the ``"scale"`` warnings (:class:`~skfbnn.exceptions.DataScaleWarning`) and a
+    short note per finding for the other messages (:class:`FitAdvice`).
+
+    Examples
+    --------
+    >>> X = np.c_[np.linspace(-1, 1, 50), 1e6 * np.linspace(-1, 1, 50)]
+    >>> found, notes = scale_warnings(X)
+    >>> [w.kind for w in found], found[0].extra["large"]
+    (['scale'], [1])
+    >>> scale_warnings(np.c_[np.linspace(-1, 1, 50)])
+    ([], ())
+    """
+    found, notes = [], []
+    for what, data in (("X", X), ("y", y)):
+        if data is None:
+            continue
+        data = np.asarray(data, dtype=np.float64).reshape(len(data), -1)
+        rms = np.sqrt(np.mean(data**2, axis=0))
+        std = data.std(axis=0)
+        n, eps = len(data), np.finfo(np.float64).eps
+        constant = std**2 <= n * eps * std**2 + (n * np.abs(data.mean(0)) * eps) ** 2
+        large = np.flatnonzero(rms > SCALE_HIGH).tolist()
+        small = np.flatnonzero((std < SCALE_LOW) & ~constant & (rms <= SCALE_HIGH)).tolist()
+        if not large and not small:
+            continue
+        parts, short = [], []
+        if large:
+            peak = np.abs(data[:, large]).max(0)
+            bulk = _trimmed_rms(data[:, large])
+            outliers = [c for c, b, r in zip(large, bulk, rms[large], strict=True)
+                        if b < 0.1 * r]
+            parts.append(
+                f"{what} column(s) {_columns(large)} have a root mean square of "
+                f"{_values(rms[large])} (largest |value| {_values(peak)})"
+                + (f"; in column(s) {_columns(outliers)} a few rows hold nearly all of it "
+                   "(outlying rows: remove or clip them)" if outliers else ""))
+            short.append(f"{what} column(s) {_columns(large)} of root mean square up to "
+                         f"{float(rms[large].max()):.3g}")
+        if small:
+            parts.append(f"{what} column(s) {_columns(small)} vary by a standard deviation "
+                         f"of only {_values(std[small])}")
+            short.append(f"{what} column(s) {_columns(small)} of standard deviation down to "
+                         f"{float(std[small].min()):.3g}")
+        if what == "X":
+            remedy = (
+                "Every estimator here assumes inputs of about unit scale (its weight prior "
+                "and initialisation; the NTK parameterisation of pCN, pCNL and MALA): "
+                "standardise X, e.g. make_pipeline(StandardScaler(), estimator).")
+        else:
+            remedy = (
+                "With normalize_y=False the network, its priors and the noise prior work on "
+                "the targets as given, and they assume targets of about unit scale: use "
+                "normalize_y=True (the default), which standardises y and maps the "
+                "predictions back.")
+        found.append(SamplerWarning(
+            "scale",
+            "; ".join(parts) + f" (unit scale: a root mean square up to {SCALE_HIGH:g} and a "
+            f"standard deviation of at least {SCALE_LOW:g}). " + remedy,
+            extra={"what": what, "large": large, "small": small, "rms": rms, "std": std},
+            category=DataScaleWarning))
+        notes.append(("inputs far from unit scale: " if what == "X" else
+                      "targets far from unit scale with normalize_y=False: ")
+                     + ", ".join(short))
+    return found, tuple(notes)
+
+
+def _values(a: np.ndarray) -> str:
+    shown = [f"{float(v):.3g}" for v in a[:MAX_NAMED_COLUMNS]]
+    return ", ".join(shown) + (" ..." if len(a) > MAX_NAMED_COLUMNS else "")
+
+
+def _trimmed_rms(data: np.ndarray) -> np.ndarray:
+    """Root mean square of each column without its largest 1% of rows by magnitude (at
+    least one row): far below the whole column's when a few rows hold its scale."""
+    n = len(data)
+    keep = max(1, n - max(1, n // 100))
+    mags = np.sort(np.abs(data), axis=0)[:keep]
+    return np.sqrt(np.mean(mags**2, axis=0))
 
 
 def check_rows(n_rows: int) -> np.ndarray:
@@ -60,7 +237,8 @@ def check_rows(n_rows: int) -> np.ndarray:
 def regression_checks(posterior, outputs: Callable[[Any], torch.Tensor], likelihood,
                       X: np.ndarray, yt: torch.Tensor, constant: np.ndarray,
                       y_std: np.ndarray, learned_noise: bool, fixed_noise: float,
-                      single_output: bool, step_name: str) -> dict[str, Any]:
+                      single_output: bool, step_name: str,
+                      advice: FitAdvice | None = None) -> dict[str, Any]:
     """Raise for a diverged regression fit, report a suspicious one and the constant columns.
 
     Parameters
@@ -87,35 +265,45 @@ def regression_checks(posterior, outputs: Callable[[Any], torch.Tensor], likelih
         ``y`` has one column (messages then name no output).
     step_name : str
         The step parameter named in the messages.
+    advice : FitAdvice, optional
+        The likely causes the messages list (default: the step parameter alone).
 
     Returns
     -------
     dict
         ``warnings``, ``predictive_spread`` (one per output, NaN for constant columns),
-        ``predictive_spread_by_chain`` and ``noise_ratio``.
+        ``predictive_spread_by_chain``, ``noise_ratio`` and ``training_r2`` (the
+        predictive mean's R^2 on the training rows checked, NaN for constant columns).
     """
+    advice = advice or FitAdvice(step_name)
     n_outputs = len(constant)
     found = _constant_warnings(constant, learned_noise, fixed_noise, single_output)
     n_groups = posterior.shape[0]
     spread = np.full(n_outputs, np.nan)
     by_chain = np.full((n_groups, n_outputs), np.nan)
     noise = np.full(n_outputs, np.nan)
+    r2 = np.full(n_outputs, np.nan)
     if yt.shape[1]:
         _check_noise_range(posterior.flat(), y_std[~constant], step_name)
-        spread[~constant], by_chain[:, ~constant], noise[~constant] = \
+        spread[~constant], by_chain[:, ~constant], noise[~constant], r2[~constant] = \
             _spread(posterior, outputs, likelihood, X, yt, learned_noise)
-        found += _spread_warnings(spread, by_chain, constant, single_output, step_name)
-        found += _noise_warnings(noise, single_output)
+        found += _spread_warnings(spread, by_chain, constant, single_output, step_name,
+                                  advice)
+        noise_found = _noise_warnings(noise, single_output, advice)
+        # a noise explaining y is one way of being worse than the mean: one warning
+        found += noise_found or _r2_warnings(r2, single_output, advice)
     return {"warnings": found, "predictive_spread": spread,
-            "predictive_spread_by_chain": by_chain, "noise_ratio": noise}
+            "predictive_spread_by_chain": by_chain, "noise_ratio": noise,
+            "training_r2": r2}
 
 
 def _spread(posterior, outputs, likelihood, X, yt, learned_noise
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`predictive_spread` of the learned columns at (up to 1000) training rows,
     in the network's units, from the outputs that ``predict`` would compute: of all
-    draws ``(k,)``, and of each chain's (member's) draws ``(C, k)``; and the median
-    learned noise std in standard deviations of y ``(k,)`` (NaN for a fixed noise)."""
+    draws ``(k,)``, and of each chain's (member's) draws ``(C, k)``; the median
+    learned noise std in standard deviations of y ``(k,)`` (NaN for a fixed noise); and
+    the R^2 of the predictive mean there ``(k,)``."""
     rows = check_rows(len(X))
     out = outputs(X[rows])
     draws = {k: v.to(out.device, out.dtype) for k, v in posterior.flat().items()}
@@ -136,25 +324,47 @@ def _spread(posterior, outputs, likelihood, X, yt, learned_noise
     # Every chain holds S draws, so the pooled spread is the chains' root mean square.
     with np.errstate(over="ignore", invalid="ignore"):
         pooled = np.sqrt((by_chain**2).mean(0))
-    return pooled, by_chain, ratio
+        residual = ((f.mean(0) - y) ** 2).mean(0)
+        r2 = 1.0 - residual / np.maximum(y.var(0), 1e-300)
+    return pooled, by_chain, ratio, r2
 
 
-def _noise_warnings(ratio: np.ndarray, single_output: bool) -> list[SamplerWarning]:
+def _noise_warnings(ratio: np.ndarray, single_output: bool,
+                    advice: FitAdvice | None = None) -> list[SamplerWarning]:
     """A ``"noise"`` warning when the learned noise std exceeds :data:`NOISE_WARNING`
     standard deviations of y: the fit explains y as noise, worse than its mean would."""
     outputs = np.flatnonzero(ratio > NOISE_WARNING).tolist()
     if not outputs:
         return []
+    advice = advice or FitAdvice()
     where = "" if single_output else f" (output(s) {outputs})"
     return [SamplerWarning(
         "noise",
         f"the learned observation noise is {float(np.nanmax(ratio)):.3g} times the "
         f"standard deviation of y{where}: the fit explains y as noise, worse than "
-        "predicting the mean of y. With Bayes by backprop on little data this is the "
-        "known collapse of q onto the weight prior, the noise absorbing the prior's "
-        "functions; a fixed noise_std, a smaller network or more data avoid it.",
+        "predicting the mean of y. " + advice.causes(
+            "with Bayes by backprop on little data, the collapse of q onto the weight "
+            "prior, the noise absorbing the prior's functions (a fixed noise_std, a smaller "
+            "network or more data avoid it)"),
         extra={"noise_ratio": ratio, "outputs": outputs, "threshold": NOISE_WARNING},
         category=NoiseOnlyFitWarning,
+    )]
+
+
+def _r2_warnings(r2: np.ndarray, single_output: bool, advice: FitAdvice
+                 ) -> list[SamplerWarning]:
+    """A ``"worse_than_mean"`` warning when the predictive mean fits the training rows
+    worse than the mean of y does (R^2 below 0)."""
+    outputs = np.flatnonzero(r2 < 0).tolist()
+    if not outputs:
+        return []
+    where = "" if single_output else f" (output(s) {outputs})"
+    return [SamplerWarning(
+        "worse_than_mean",
+        f"on its own training rows the predictive mean has an R^2 of "
+        f"{float(np.nanmin(r2)):.3g}{where}: it fits y worse than predicting the mean of y. "
+        + advice.causes("no signal in y that X can explain"),
+        extra={"training_r2": r2, "outputs": outputs}, category=PoorFitWarning,
     )]
 
 
@@ -189,7 +399,8 @@ def _check_noise_range(draws: dict, y_std: np.ndarray, step_name: str) -> None:
 
 
 def _spread_warnings(spread: np.ndarray, by_chain: np.ndarray, constant: np.ndarray,
-                     single_output: bool, step_name: str) -> list[SamplerWarning]:
+                     single_output: bool, step_name: str,
+                     advice: FitAdvice | None = None) -> list[SamplerWarning]:
     """Raise when all draws together spread above :data:`SPREAD_ERROR` target
     standard deviations; a ``"spread"`` warning when one chain's (member's) draws
     spread above :data:`SPREAD_WARNING`. Pooled, one escaped chain of eight is
@@ -215,7 +426,7 @@ def _spread_warnings(spread: np.ndarray, by_chain: np.ndarray, constant: np.ndar
         f"at the training inputs the draws of chain(s) or member(s) {chains} spread up "
         f"to {float(np.nanmax(by_chain[escaped])):.3g} times the standard deviation of y "
         f"around the mean of y{where}, all draws together {worst:.3g} (a fit of y gives "
-        f"about 1). The step size is likely too large: reduce {step_name}.",
+        f"about 1). {(advice or FitAdvice(step_name)).causes(run=False)}",
         extra={"predictive_spread": spread, "predictive_spread_by_chain": by_chain,
                "outputs": outputs, "chains": chains, "threshold": SPREAD_WARNING},
         category=SamplerDivergenceWarning,
@@ -223,13 +434,17 @@ def _spread_warnings(spread: np.ndarray, by_chain: np.ndarray, constant: np.ndar
 
 
 def classification_checks(probabilities: Callable[[Any], torch.Tensor], X: np.ndarray,
-                          yt: torch.Tensor, step_name: str) -> dict[str, Any]:
-    """Raise for a fit that stayed finite but blew up.
+                          yt: torch.Tensor, step_name: str,
+                          advice: FitAdvice | None = None) -> dict[str, Any]:
+    """Raise for a fit that stayed finite but blew up; warn for one at chance.
 
     The training log loss of the predictive (at up to 1000 rows; ``probabilities(X)``
     gives each draw's class probabilities ``(D, n, K)``) is compared with that of
     predicting the class frequencies: more than :data:`LOSS_LIMIT` times it (and at least
     ``log 2``) means weights thrown to enormous values, so the probabilities are useless.
+    A training accuracy no better than always predicting the most frequent class is a
+    ``"chance"`` warning (:class:`~skfbnn.exceptions.PoorFitWarning`).
+    ``diagnostics_`` gets ``training_accuracy`` and ``majority_rate``.
     """
     rows = check_rows(len(X))
     proba = probabilities(X[rows]).mean(0)
@@ -242,4 +457,18 @@ def classification_checks(probabilities: Callable[[Any], torch.Tensor], X: np.nd
             step_name, f"the training log loss of its predictions is {loss:.3g}, more than "
             f"{LOSS_LIMIT:g} times that of predicting the class frequencies ({baseline:.3g}); "
             "the weights went to enormous values")
-    return {"warnings": []}
+    accuracy = float((proba.argmax(1) == labels).double().mean())
+    majority = float(freq.max())
+    margin = CHANCE_SE * np.sqrt(majority * (1 - majority) / len(labels))
+    found = []
+    if accuracy <= majority + margin:
+        found.append(SamplerWarning(
+            "chance",
+            f"on its own training rows the classifier is right on {accuracy:.3g} of them, "
+            f"no better than always predicting the most frequent class ({majority:.3g}, "
+            f"within {CHANCE_SE:g} standard errors: {margin:.2g}). "
+            + (advice or FitAdvice(step_name)).causes("labels that X cannot predict"),
+            extra={"training_accuracy": accuracy, "majority_rate": majority,
+                   "margin": margin},
+            category=PoorFitWarning))
+    return {"warnings": found, "training_accuracy": accuracy, "majority_rate": majority}

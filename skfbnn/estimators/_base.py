@@ -34,6 +34,8 @@ from ..device import (
 )
 from ..diagnostics import SamplerWarning
 from ..diagnostics.fit import chain_diagnostics, optimisation_diagnostics
+from ..diagnostics.health import FitAdvice, scale_warnings
+from ..exceptions import DivergenceError
 from ..inference.families import FAMILIES, sampler_lengths
 from ..inference.fit import build_problem, infer
 from ..inference.registry import METHODS, MethodSpec
@@ -137,13 +139,27 @@ class BayesianNetBase(BaseEstimator):
         params.update(likelihood.init_params(n_batch, n_targets, device, dtype))
         if previous is not None:  # warm_start: continue from the previous fit
             params = _continued(params, previous.start())
+        found, advice = self._advice(X, y, spec, hyper)
+        try:
+            return self._run_and_check(X, Xt, yt, n_targets, spec, hyper, family, network,
+                                       likelihood, params, weights, gen, device, found, advice)
+        except DivergenceError as err:  # say what was measured that bears on it
+            if advice.measured() and err.args and isinstance(err.args[0], str):
+                err.args = (f"{err.args[0]} {advice.measured()}", *err.args[1:])
+            raise
+
+    def _run_and_check(self, X, Xt, yt, n_targets, spec, hyper, family, network, likelihood,
+                       params, weights, gen, device, found, advice) -> BayesianNetBase:
+        """Build and run the problem, store and check the result (the second half of
+        :meth:`_fit`); ``found`` are the data-scale warnings, ``advice`` the causes the
+        checks' messages list."""
         prior = result = None
         if n_targets:
             problem = build_problem(spec, hyper, network, make_forward(network), likelihood,
                                     Xt, yt, n_targets, gen, classification=self._task
                                     == "classification")
             problem.sample_weight = None if weights is None else to_tensor(weights, device,
-                                                                            dtype)
+                                                                            Xt.dtype)
             prior = problem.prior
             result, posterior = infer(spec, hyper, problem, params, Xt, yt, gen, self.verbose)
         else:  # nothing to learn (regression: every target column is constant)
@@ -152,15 +168,35 @@ class BayesianNetBase(BaseEstimator):
             prior.check_scale(family.step_name)
         self.device_, self.network_, self.likelihood_ = device, network, likelihood
         checks = self._check_fit(posterior, lambda rows: outputs_at(
-            posterior, self._forward(), rows), likelihood, X, yt, family.step_name)
+            posterior, self._forward(), rows), likelihood, X, yt, family.step_name,
+            advice=advice)
+        checks["warnings"][:0] = found
         self.posterior_ = posterior
         self.prior_ = prior.gp if isinstance(prior, FunctionPrior) else None
-        self.diagnostics_ = self._diagnostics(spec, hyper, result, Xt, prior, checks)
+        self.diagnostics_ = self._diagnostics(spec, hyper, result, Xt, prior, checks, advice)
         if isinstance(prior, HierarchicalWeightPrior):  # the learned scales, per chain
             self.diagnostics_["prior_std"] = {k: to_numpy(v)
                                               for k, v in prior.prior_std().items()}
         self._report(self.diagnostics_["warnings"])
         return self
+
+    def _advice(self, X: np.ndarray, y: np.ndarray, spec: MethodSpec, hyper: dict
+                ) -> tuple[list[SamplerWarning], FitAdvice]:
+        """The data-scale warnings (inputs; targets too with ``normalize_y=False``) and the
+        likely causes the checks' messages list: those findings, the step parameter with
+        its value and default, the parameter that lengthens the run."""
+        check_y = None if getattr(self, "normalize_y", True) else y
+        found, notes = scale_warnings(X, check_y)
+        family = FAMILIES[spec.family]
+        method = self.method if self._generic else self._method
+        defaults = {p.name: p.default for p in method_params(method, self._task)}
+        step = hyper.get(family.step_name)
+        default = defaults.get(family.step_name)
+        numbers = all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                      for v in (step, default))
+        return found, FitAdvice(family.step_name, float(step) if numbers else None,
+                                float(default) if numbers else None,
+                                "n_burnin" if family.chains else "n_iter", notes)
 
     def _spec_and_hyper(self) -> tuple[MethodSpec, dict[str, Any]]:
         """The registry entry of the method and its parameters' values."""
@@ -195,18 +231,21 @@ class BayesianNetBase(BaseEstimator):
         activation = defaults["activation"] if self.activation is None else self.activation
         return tuple(int(s) for s in sizes), activation
 
-    def _check_fit(self, posterior, outputs, likelihood, X, yt, step_name) -> dict[str, Any]:
+    def _check_fit(self, posterior, outputs, likelihood, X, yt, step_name, advice=None
+                   ) -> dict[str, Any]:
         """Task hook: raise :class:`~skfbnn.exceptions.DivergenceError` for an unusable fit.
 
         ``outputs(rows)`` gives every draw's network outputs at inputs ``rows``; ``X``
-        holds the validated training inputs, ``yt`` the encoded targets. Returns entries
-        for ``diagnostics_``; its ``"warnings"`` come first there.
+        holds the validated training inputs, ``yt`` the encoded targets; ``advice`` (a
+        :class:`~skfbnn.diagnostics.health.FitAdvice`) the likely causes the messages
+        list. Returns entries for ``diagnostics_``; its ``"warnings"`` come first there.
         """
         return {"warnings": []}
 
-    def _diagnostics(self, spec, hyper, result, Xt, prior, checks) -> dict[str, Any]:
+    def _diagnostics(self, spec, hyper, result, Xt, prior, checks, advice=None
+                     ) -> dict[str, Any]:
         """``diagnostics_``: the family's (none without a run) and the task's checks,
-        whose warnings come first."""
+        whose warnings come first (``advice``: the causes the messages list)."""
         family = FAMILIES[spec.family]
         if result is None:
             diagnostics: dict[str, Any] = {"warnings": []}
@@ -221,7 +260,7 @@ class BayesianNetBase(BaseEstimator):
         else:
             diagnostics = optimisation_diagnostics(
                 result.trace, bounded_likelihood=self._task == "classification",
-                step_name=family.step_name)
+                step_name=family.step_name, advice=advice)
         if result is not None and family.summarize is not None:
             diagnostics.update(family.summarize(result, hyper))
         diagnostics.update({k: v for k, v in checks.items() if k != "warnings"})

@@ -51,11 +51,12 @@ class BayesianClassifierBase(BayesianNetBase):
         make = spec.classification_likelihood
         return CategoricalLikelihood() if make is None else make(hyper)
 
-    def _check_fit(self, posterior, outputs, likelihood, X, yt, step_name) -> dict[str, Any]:
-        """Raise for a fit that stayed finite but blew up
+    def _check_fit(self, posterior, outputs, likelihood, X, yt, step_name, advice=None
+                   ) -> dict[str, Any]:
+        """Raise for a fit that stayed finite but blew up, report one at chance accuracy
         (:func:`skfbnn.diagnostics.health.classification_checks`)."""
         return classification_checks(lambda rows: likelihood.probabilities(outputs(rows)),
-                                     X, yt, step_name)
+                                     X, yt, step_name, advice)
 
     def _probe_moments(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Class-probability draws ``(D, n, K)`` at probe inputs (logits are identified

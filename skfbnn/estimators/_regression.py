@@ -73,7 +73,8 @@ class BayesianRegressorBase(BayesianNetBase):
             return HeteroscedasticGaussianLikelihood(beta=hyper.get("nll_beta", 0.0))
         return GaussianLikelihood(None)
 
-    def _check_fit(self, posterior, outputs, likelihood, X, yt, step_name) -> dict[str, Any]:
+    def _check_fit(self, posterior, outputs, likelihood, X, yt, step_name, advice=None
+                   ) -> dict[str, Any]:
         """Raise for a diverged fit, report a suspicious one and the constant columns
         (:func:`skfbnn.diagnostics.health.regression_checks`).
 
@@ -83,7 +84,7 @@ class BayesianRegressorBase(BayesianNetBase):
         """
         return regression_checks(posterior, outputs, likelihood, X, yt, self._constant,
                                  self.y_std_, self.noise_std == "learn", self._constant_noise,
-                                 self._single_output(), step_name)
+                                 self._single_output(), step_name, advice)
 
     def _probe_moments(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Draws of the mean ``(D, n, k)`` at probe inputs and the total predictive
