@@ -207,14 +207,17 @@ def format_cell(mean: float, se: float, digits: int = 3) -> str:
 
     Examples
     --------
-    >>> format_cell(0.51234, 0.0123), format_cell(2.0, float("nan")), format_cell(float("nan"), 0)
-    ('0.512 ± 0.012', '2.000', 'n/a')
+    >>> format_cell(0.51234, 0.0123), format_cell(-1e-5, float("nan")), format_cell(float("nan"), 0)
+    ('0.512 ± 0.012', '0.000', 'n/a')
     """
     if not np.isfinite(mean):
         return "n/a"
+    text = f"{mean:.{digits}f}"
+    if text.startswith("-") and float(text) == 0:  # no "-0.000"
+        text = text[1:]
     if not np.isfinite(se):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {se:.{digits}f}"
+        return text
+    return f"{text} ± {se:.{digits}f}"
 
 
 def format_summary(
@@ -250,7 +253,8 @@ TWINS = (("fsgld", "sgld"), ("fsghmc", "sghmc"), ("fbnn", "bbb"), ("ifbnn", "bbb
 """Each functional method and its weight-space twin."""
 
 
-def twin_table(records: Sequence[dict], metric: str, by: Sequence[str], pair: str) -> str:
+def twin_table(records: Sequence[dict], metric: str, by: Sequence[str], pair: str,
+               digits: int = 3) -> str:
     """Paired differences functional minus weight-space twin of ``metric``.
 
     Records are matched on the ``by`` columns and ``pair`` (the split or seed);
@@ -287,7 +291,7 @@ def twin_table(records: Sequence[dict], metric: str, by: Sequence[str], pair: st
             d = np.array(diffs)
             se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
             lines.append("| " + " | ".join([*map(_plain, g), f, w, str(len(d)),
-                                            format_cell(d.mean(), se),
+                                            format_cell(d.mean(), se, digits),
                                             f"{int(np.sum(d > 0))} of {len(d)}"]) + " |")
     return "\n".join(lines)
 
@@ -319,7 +323,7 @@ def task_summary(task: str, records: Sequence[dict], order: Sequence[str] = ()) 
         from .bandit import summary_markdown
 
         parts = [summary_markdown(records, order)]
-        table = twin_table(records, "regret", ("p", "horizon", "warm_start"), "seed")
+        table = twin_table(records, "regret", ("p", "horizon", "warm_start"), "seed", digits=1)
         if table.count("\n") > 1:
             parts.append(table)
         return "\n\n".join(parts)
