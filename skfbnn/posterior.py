@@ -10,17 +10,26 @@ predictions are deterministic.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from .device import cpu_threads, to_tensor
 from .nn.functional import Params
 
-__all__ = ["Particles", "MeanFieldGaussian", "Ensemble", "POSTERIORS", "from_run", "outputs_at"]
+__all__ = ["Particles", "MeanFieldGaussian", "Ensemble", "POSTERIORS", "from_run", "outputs_at",
+           "block_rows", "PREDICT_BLOCK_BYTES"]
+
+PREDICT_BLOCK_BYTES = 128 * 2**20
+"""Memory for one block of rows at prediction: the rows' activations and outputs in every
+stored draw (float64) and the summaries computed from them. Predictions summarised over the
+draws (``predict``, ``predict_std``, ``predict_proba``, ``sample_y``) take one block at a
+time, so their memory does not grow with rows times draws."""
 
 
 class _Posterior(ABC):
@@ -200,20 +209,64 @@ POSTERIORS: dict[str, type[_Posterior]] = {
 }
 
 
+def block_rows(posterior: _Posterior, n_bytes: int | None = None) -> int:
+    """Rows per block at prediction: ``n_bytes`` (default :data:`PREDICT_BLOCK_BYTES`) over
+    what a row takes in float64 through every stored draw, twice the outputs of all layers.
+
+    Examples
+    --------
+    >>> import torch
+    >>> draws = {"0.weight": torch.zeros(8, 25, 50, 13), "0.bias": torch.zeros(8, 25, 50),
+    ...          "2.weight": torch.zeros(8, 25, 1, 50), "2.bias": torch.zeros(8, 25, 1)}
+    >>> block_rows(Particles(draws))   # 200 draws of a 13-50-1 network
+    822
+    """
+    n_draws = math.prod(posterior.shape)
+    widths = sum(v.shape[1] for v in posterior.start().values() if v.dim() == 3)
+    per_row = 8 * n_draws * 2 * max(widths, 1)
+    return max(1, (PREDICT_BLOCK_BYTES if n_bytes is None else n_bytes) // per_row)
+
+
 def outputs_at(posterior: _Posterior, forward: Callable[[Params, Tensor], Tensor],
-               X: Any) -> Tensor:
-    """Network outputs of every draw of ``posterior`` at ``X``: ``(D, n, n_out)``.
+               X: Any, reduce: Callable[[Tensor, slice], Any] | None = None) -> Any:
+    """Network outputs of every draw of ``posterior`` at ``X``: ``(D, n, n_out)``; or, with
+    ``reduce``, its summaries, computed one block of rows at a time.
 
     Computed in float64 (float32 only on devices without float64), so that they
-    do not depend on the row order of ``X``.
+    do not depend on the row order of ``X`` beyond float64 rounding. The network runs on
+    blocks of :func:`block_rows` rows either way.
+
+    Parameters
+    ----------
+    reduce : callable, optional
+        ``reduce(outputs, rows)`` of the outputs ``(D, m, n_out)`` of the block of rows
+        ``rows`` (a slice of ``X``'s rows) returns a Tensor, or a tuple of them, with those
+        rows as its first dimension; the blocks' results are concatenated along it. Memory
+        then stays within about :data:`PREDICT_BLOCK_BYTES` beside the results.
     """
     first = next(iter(posterior.draws.values()))
     dtype = first.dtype if first.device.type == "mps" else torch.float64
     posterior = posterior.to(first.device, dtype)
-    X = X.to(first.device, dtype) if torch.is_tensor(X) else to_tensor(X, first.device, dtype)
+    X = X.to(first.device, dtype) if torch.is_tensor(X) else to_tensor(
+        np.ascontiguousarray(X), first.device, dtype)  # e.g. X[::-1]: negative strides
+    rows = block_rows(posterior)
     with cpu_threads(first.device):  # as in fit: small ops, threads only contend
-        f = posterior.predict_f(forward, X)
-    return f.reshape(f.shape[0] * f.shape[1], *f.shape[2:])
+        if reduce is None:
+            f = posterior.predict_f(forward, X, rows)
+            return f.reshape(f.shape[0] * f.shape[1], *f.shape[2:])
+        results: list[Tensor] = []
+        for i in range(0, len(X), rows):
+            f = posterior.predict_f(forward, X[i : i + rows], rows)
+            block = slice(i, min(i + rows, len(X)))
+            part = reduce(f.reshape(f.shape[0] * f.shape[1], *f.shape[2:]), block)
+            single = torch.is_tensor(part)
+            part = (part,) if single else part
+            if not results:  # written in place: no block's result is kept between the
+                # blocks' temporaries, which made the heap grow with the rows (glibc)
+                results = [r.new_empty((len(X), *r.shape[1:])) for r in part]
+            for result, values in zip(results, part, strict=True):
+                result[block] = values
+    return results[0] if single else tuple(results)
 
 
 def from_run(kind: str, result: Any, n_samples: int, gen: torch.Generator) -> _Posterior:

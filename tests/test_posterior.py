@@ -57,3 +57,41 @@ def test_to_converts_dtype_and_copies(particles_and_forward):
     for k, v in p32.draws.items():
         assert v.dtype == torch.float32
         torch.testing.assert_close(v, particles.draws[k].float())
+
+
+def test_outputs_at_reduces_block_by_block(particles_and_forward, monkeypatch):
+    import skfbnn.posterior as posterior_module
+    from skfbnn.posterior import outputs_at
+
+    particles, forward, _ = particles_and_forward
+    X = torch.randn(23, 4, generator=torch.Generator().manual_seed(2), dtype=F64)
+    monkeypatch.setattr(posterior_module, "block_rows", lambda posterior: 5)
+    full = outputs_at(particles, forward, X)  # (D, n, k), the network on blocks of 5 rows
+    assert full.shape == (C * S, 23, 2)
+    blocks = []
+
+    def reduce(out, rows):
+        blocks.append(rows)
+        assert out.shape == (C * S, rows.stop - rows.start, 2)
+        assert torch.equal(out, full[:, rows])  # the same numbers as all rows at once
+        return out[0], out[-1] * 2
+
+    first, last = outputs_at(particles, forward, X, reduce)
+    assert [(r.start, r.stop) for r in blocks] == [(0, 5), (5, 10), (10, 15), (15, 20), (20, 23)]
+    assert torch.equal(first, full[0]) and torch.equal(last, full[-1] * 2)
+    single = outputs_at(particles, forward, X, lambda out, rows: out[1])  # a tensor
+    assert torch.equal(single, full[1])
+
+
+def test_block_rows_bounds_the_memory_of_a_block():
+    from skfbnn.posterior import PREDICT_BLOCK_BYTES, block_rows
+
+    net = build_mlp(13, 1, (50, 50), "gelu")
+    flat = init_params(net, 400, torch.Generator().manual_seed(0), device=torch.device("cpu"),
+                       dtype=F64)
+    particles = Particles({k: v.reshape(4, 100, *v.shape[1:]) for k, v in flat.items()})
+    rows = block_rows(particles)
+    per_row = 8 * 400 * 2 * (50 + 50 + 1)  # float64, every draw, twice every layer's output
+    assert rows == PREDICT_BLOCK_BYTES // per_row
+    assert rows * per_row <= PREDICT_BLOCK_BYTES < (rows + 1) * per_row
+    assert block_rows(particles, n_bytes=1) == 1  # at least one row

@@ -14,6 +14,7 @@ import copy
 import inspect
 import logging
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -288,11 +289,14 @@ class BayesianNetBase(BaseEstimator):
         wrap = self._spec().wrap_forward
         return forward if wrap is None else wrap(forward)
 
-    def _draws_at(self, X: Any) -> torch.Tensor:
-        """Validated ``X`` through every stored draw: ``(D, n, n_out)``."""
+    def _draws_at(self, X: Any, reduce: Callable[[torch.Tensor, slice], Any] | None = None
+                  ) -> Any:
+        """Validated ``X`` through every stored draw: ``(D, n, n_out)``; with ``reduce``, its
+        summaries computed a block of rows at a time
+        (:func:`skfbnn.posterior.outputs_at`)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        return outputs_at(self.posterior_, self._forward(), X)
+        return outputs_at(self.posterior_, self._forward(), X, reduce)
 
     def __getstate__(self) -> dict[str, Any]:
         """Move every tensor to the CPU so that pickles load anywhere."""

@@ -73,7 +73,13 @@ class BayesianClassifierBase(BayesianNetBase):
         -------
         proba : ndarray of shape (n_samples, n_classes), columns in ``classes_`` order.
         """
-        return to_numpy(self._draw_probabilities(self._draws_at(X).to(torch.float64)).mean(0))
+        def mean_probabilities(out: torch.Tensor, rows: slice) -> torch.Tensor:
+            p = self._draw_probabilities(out.to(torch.float64))
+            # the draws last and contiguous: a row's mean does not depend on its block's
+            # other rows (see skfbnn.estimators._regression.draw_moments)
+            return p.movedim(0, -1).contiguous().mean(-1)
+
+        return to_numpy(self._draws_at(X, mean_probabilities))  # a block of rows at a time
 
     def _draw_probabilities(self, out: torch.Tensor) -> torch.Tensor:
         """Class probabilities ``(D, n, K)`` of each draw's outputs (the likelihood's

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 import torch
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..device import make_generator, spawn_seed, to_numpy
 from ..diagnostics.health import regression_checks
 from ..likelihoods import GaussianLikelihood, HeteroscedasticGaussianLikelihood
-from ..predictive import regression_cov, regression_moments, sample_regression
+from ..predictive import regression_cov
 from ._base import BayesianNetBase
 from ._params import REGRESSION
 
@@ -134,15 +135,15 @@ class BayesianRegressorBase(BayesianNetBase):
         """
         if return_std and return_cov:
             raise RuntimeError("At most one of return_std or return_cov can be requested.")
-        f, noise = self._scaled_draws(X)
-        mean, epistemic, aleatoric = regression_moments(f, noise.pow(2))
-        y_mean = self._shape(to_numpy(mean), 1)
-        if return_std:
-            return y_mean, self._shape(to_numpy((epistemic + aleatoric).sqrt()), 1)
-        if return_cov:
+        if return_cov:  # (n, n): all rows at once
+            f, noise = self._scaled_draws(X)
+            mean, _, _ = draw_moments(f, noise.pow(2))
             cov = to_numpy(regression_cov(f, noise.pow(2))).transpose(1, 2, 0)
-            return y_mean, cov[..., 0] if self._single_output() else cov
-        return y_mean
+            return self._shape(to_numpy(mean), 1), cov[..., 0] if self._single_output() else cov
+        kinds = ("mean", "total") if return_std else ("mean",)
+        moments = self._scaled_draws(X, _summaries(kinds))
+        y = tuple(self._shape(to_numpy(m), 1) for m in moments)
+        return y if return_std else y[0]
 
     def predict_std(self, X: Any, kind: str = "total") -> np.ndarray:
         """Predictive standard deviation: ``"total"``, ``"epistemic"`` or ``"aleatoric"``.
@@ -153,10 +154,8 @@ class BayesianRegressorBase(BayesianNetBase):
         """
         if kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}. Got {kind!r}.")
-        f, noise = self._scaled_draws(X)
-        _, epistemic, aleatoric = regression_moments(f, noise.pow(2))
-        var = {"total": epistemic + aleatoric, "epistemic": epistemic, "aleatoric": aleatoric}
-        return self._shape(to_numpy(var[kind].sqrt()), 1)
+        (std,) = self._scaled_draws(X, _summaries((kind,)))
+        return self._shape(to_numpy(std), 1)
 
     def sample_y(self, X: Any, n_samples: int = 1, random_state: Any = 0) -> np.ndarray:
         """Draw from the posterior predictive (function draw plus observation noise).
@@ -169,20 +168,45 @@ class BayesianRegressorBase(BayesianNetBase):
         """
         if not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive integer. Got {n_samples!r}.")
-        f, noise = self._scaled_draws(X)
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        # The draws of skfbnn.predictive.sample_regression, for every row at once (so that
+        # the samples do not depend on the blocks); each block of rows then uses its share.
         gen = make_generator(spawn_seed(random_state), torch.device("cpu"))
-        samples = to_numpy(sample_regression(f.cpu(), noise.cpu(), int(n_samples), gen))
+        which = torch.randint(math.prod(self.posterior_.shape), (int(n_samples),),
+                              generator=gen, device=gen.device)
+        eps = torch.randn((int(n_samples), len(X), self.n_outputs_), generator=gen,
+                          device=gen.device, dtype=torch.float64)
+
+        def sample(f, noise, rows):  # (m, k, n_samples)
+            f, noise = f.cpu(), noise.cpu()
+            return (f[which] + noise[which] * eps[:, rows]).permute(1, 2, 0)
+
+        (samples,) = self._scaled_draws(X, lambda f, noise, rows: (sample(f, noise, rows),))
+        samples = to_numpy(samples)
         return samples[:, 0, :] if self._single_output() else samples
 
-    def _scaled_draws(self, X: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        """Means ``(D, n, k)`` and noise stds ``(D, 1 or n, k)`` in units of ``y``."""
-        out = self._draws_at(X).to(torch.float64)
-        draws = {k: v.to(out.device, torch.float64) for k, v in self.posterior_.flat().items()}
-        f, log_noise = self.likelihood_.predictive(out, draws)
+    def _scaled_draws(self, X: Any, reduce: Any = None) -> Any:
+        """Means ``(D, n, k)`` and noise stds ``(D, 1 or n, k)`` in units of ``y``; with
+        ``reduce``, ``reduce(f, noise, rows)`` of each block of rows (a tuple of Tensors with
+        the rows first), concatenated (memory bounded, :func:`skfbnn.posterior.outputs_at`)."""
+        check_is_fitted(self)
+        draws = {k: v.to(torch.float64) for k, v in self.posterior_.flat().items()}
         fit = ~self._constant
-        scale = torch.as_tensor(self.y_std_[fit], device=f.device)
-        shift = torch.as_tensor(self.y_mean_[fit], device=f.device)
-        return self._with_constant_columns(f * scale + shift, torch.exp(log_noise) * scale)
+
+        def scaled(out: torch.Tensor, rows: slice) -> Any:
+            out = out.to(torch.float64)
+            params = {k: v.to(out.device) for k, v in draws.items()}
+            f, log_noise = self.likelihood_.predictive(out, params)
+            scale = torch.as_tensor(self.y_std_[fit], device=f.device)
+            shift = torch.as_tensor(self.y_mean_[fit], device=f.device)
+            f, noise = self._with_constant_columns(f * scale + shift,
+                                                   torch.exp(log_noise) * scale)
+            return (f, noise) if reduce is None else reduce(f, noise, rows)
+
+        if reduce is None:
+            return scaled(self._draws_at(X), slice(None))
+        return self._draws_at(X, scaled)
 
     def _with_constant_columns(
         self, f: torch.Tensor, noise: torch.Tensor
@@ -213,6 +237,34 @@ def _moments(Y: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.
         return Y.mean(0), Y.std(0)
     mean = np.average(Y, axis=0, weights=weights)
     return mean, np.sqrt(np.average((Y - mean) ** 2, axis=0, weights=weights))
+
+
+def draw_moments(f: torch.Tensor, noise_var: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`skfbnn.predictive.regression_moments` with the draws moved to the last,
+    contiguous dimension before they are reduced: a row's summaries are then the same
+    numbers whichever rows share its block (torch sums over a leading dimension in an order
+    that depends on the size of the others, which moved results by a unit in the last
+    place between blocks)."""
+    draws_last = f.movedim(0, -1).contiguous()  # (n, k, D)
+    mean = draws_last.mean(-1)
+    epistemic = draws_last.var(-1, correction=0)
+    aleatoric = noise_var.movedim(0, -1).contiguous().mean(-1).expand_as(mean)
+    return mean, epistemic, aleatoric
+
+
+def _summaries(kinds: tuple[str, ...]):
+    """``reduce(f, noise, rows)`` for :meth:`BayesianRegressorBase._scaled_draws`: the
+    predictive ``"mean"`` and the ``"total"``, ``"epistemic"`` or ``"aleatoric"`` std of a
+    block of rows, each ``(m, k)``, in the order of ``kinds``."""
+
+    def reduce(f: torch.Tensor, noise: torch.Tensor, rows: slice) -> tuple:
+        mean, epistemic, aleatoric = draw_moments(f, noise.pow(2))
+        values = {"mean": lambda: mean, "total": lambda: (epistemic + aleatoric).sqrt(),
+                  "epistemic": epistemic.sqrt, "aleatoric": lambda: aleatoric.sqrt()}
+        return tuple(values[kind]() for kind in kinds)
+
+    return reduce
 
 
 def _constant_columns(Y: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:

@@ -107,5 +107,9 @@ def _argmax_probabilities(out: Tensor, sigma: float, n_nodes: int = 24) -> Tenso
     diff = (out.unsqueeze(-1) - out.unsqueeze(-2)) / sigma  # (D, n, j, c): f_j - f_c
     cdf = torch.special.ndtr(z.view(-1, 1, 1, 1, 1) + diff)  # (Q, D, n, j, c)
     eye = torch.eye(out.shape[-1], dtype=torch.bool, device=out.device)
-    p = (w.view(-1, 1, 1, 1) * torch.where(eye, 1.0, cdf).prod(-1)).sum(0)
+    terms = torch.where(eye, 1.0, cdf).prod(-1).movedim(0, -1).contiguous()  # (D, n, j, Q)
+    # the nodes summed over the last, contiguous dimension: a point's probabilities do not
+    # depend on the other rows evaluated with it (a sum over the leading dimension did, by a
+    # unit in the last place)
+    p = (terms * w).sum(-1)
     return p / p.sum(-1, keepdim=True)
