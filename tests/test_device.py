@@ -313,7 +313,7 @@ def test_interrupted_fits_leave_torch_state_as_found():
                     assert state == (outer, dev.FIT_THREADS + 1, torch.float64), \
                         (cls.__name__, at, outer, state)
                 assert not torch.is_inference_mode_enabled()
-            for cls, kwargs, task in _fit_cases()[:2]:  # gradient-based fits still work
+            for cls, kwargs, _ in _fit_cases()[:2]:  # gradient-based fits still work
                 with torch.no_grad():
                     fitted = cls(random_state=0, **kwargs).fit(X, y)
                     assert not torch.is_grad_enabled()

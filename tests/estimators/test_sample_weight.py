@@ -114,8 +114,18 @@ def test_weighted_fit_equals_the_fit_of_duplicated_rows(cls, kwargs):
         plain = build(cls, dtype="float64", **kwargs).fit(X, target)
     predict = "predict_proba" if hasattr(weighted, "predict_proba") else "predict"
     a, b, c = (getattr(e, predict)(X) for e in (weighted, repeated, plain))
-    np.testing.assert_allclose(a, b, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(a, b, rtol=0, atol=_round_off(cls))
     assert np.abs(a - c).max() > 1e-6  # the weights did change the fit
+
+
+def _round_off(cls) -> float:
+    """Float64 round-off, or float32's where the Metropolis-Hastings samplers compute the
+    network's features in float32 (``target.FEATURES_DTYPE``): the weighted rows' features
+    are scaled by ``sqrt(w_i)`` in that dtype, the repeated rows' are not."""
+    from skfbnn.inference.mh import target
+
+    narrow = getattr(target, "FEATURES_DTYPE", torch.float64) != torch.float64
+    return 1e-6 if cls in MH and narrow else 1e-9
 
 
 def test_normalize_y_uses_the_weighted_moments():
