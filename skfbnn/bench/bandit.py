@@ -19,8 +19,8 @@ uniformly among the fitted model's stored draws (``predict_draws``): a sampler's
 kept chain states, a mean-field method's draws from its variational posterior,
 an ensemble's members; the action is the one with the larger reward under that
 draw. Baselines: ``uniform`` (random actions), ``greedy`` (a scikit-learn
-``MLPRegressor((50, 50))`` trained by ``partial_fit`` on random minibatches of
-the buffer, taking the action of larger predicted reward) and ``oracle``.
+``MLPRegressor(hidden_layer_sizes=(50, 50))`` trained by ``partial_fit`` on random
+minibatches of the buffer, taking the action of larger predicted reward) and ``oracle``.
 """
 
 from __future__ import annotations
