@@ -30,8 +30,8 @@ from ..priors.weight import NOISE_KEY
 from .checks import SamplerWarning, predictive_spread
 
 __all__ = ["SPREAD_WARNING", "SPREAD_ERROR", "NOISE_WARNING", "LOSS_LIMIT", "SCALE_HIGH",
-           "SCALE_LOW", "CHANCE_SE", "FitAdvice", "check_rows", "scale_warnings", "regression_checks",
-           "classification_checks"]
+           "SCALE_LOW", "CHANCE_SE", "FitAdvice", "check_rows", "scale_warnings",
+           "regression_checks", "classification_checks"]
 
 SPREAD_WARNING = 10.0
 """A predictive spread (:func:`~skfbnn.diagnostics.predictive_spread`) at the training
@@ -52,20 +52,22 @@ diverged fit."""
 MAX_CHECK_ROWS = 1000
 CHANCE_SE = 3.0
 """A classifier whose training accuracy is within this many binomial standard errors of
-the most frequent class's rate (or below it) is at chance: fBNN at 1000 times its
-learning rate ended at 0.57 on 200 balanced rows (margin 0.106), its default at 0.995."""
+the most frequent class's rate (or below it) is at chance. In the sweep, on 200 balanced
+rows (margin 0.106), fBNN at 1000 times its learning rate ended at 0.57 and ifBNN at 100 and
+1000 times at 0.50 and 0.54; at their defaults both at 0.995 or above."""
 SCALE_HIGH = 10.0
 """An input column (or, with ``normalize_y=False``, a target column) whose root mean square
-exceeds this is reported with a :class:`~skfbnn.exceptions.DataScaleWarning`. On a 200-row
-test problem (``benchmarks/bad_inputs.py``) inputs scaled by 10 raised the test error of
-SGLD, Bayes by backprop and pCN by 1.2-2.5 times, and targets of standard deviation 13
-without ``normalize_y`` that of Bayes by backprop and pCN by 2-3 times; standardised
-columns have a root mean square of 1."""
+exceeds this is reported with a :class:`~skfbnn.exceptions.DataScaleWarning`; standardised
+columns have a root mean square of 1. On 200 rows (``python benchmarks/bad_inputs.py
+--sweep``) inputs scaled by 10 raised the test error of SGLD, Bayes by backprop, pCN and the
+deep ensemble 1.6, 2.5, 1.5 and 2.1 times (at 1e6 pCN's was 763 standard deviations of y,
+its training R^2 0.98), and targets of standard deviation 13 without ``normalize_y`` that of
+Bayes by backprop and pCN 2.1 and 2.7 times."""
 SCALE_LOW = 0.1
-"""A non-constant column whose standard deviation is below this is reported likewise: inputs
-scaled by 0.1 lowered the training R^2 of pCN and Bayes by backprop from 0.99 to 0.77, and by
-0.03 pCN's to 0.02; targets of standard deviation 0.013 without ``normalize_y`` made SGLD and
-Bayes by backprop explain them as noise."""
+"""A non-constant column whose standard deviation is below this is reported likewise. In the
+same sweep inputs scaled by 0.1 lowered the training R^2 of Bayes by backprop and pCN from
+0.98 and 0.99 to 0.77 and 0.76, and by 0.03 pCN's to 0.02; targets of standard deviation
+0.013 without ``normalize_y`` lowered SGLD's to 0.20 (0.13 left it at 0.97)."""
 MAX_NAMED_COLUMNS = 5
 
 
@@ -114,10 +116,31 @@ class FitAdvice(NamedTuple):
         return (f"reduce {self.step_name} (now {self.step:.3g}, "
                 f"{self.step / self.default:.3g} times its default {self.default:.3g})")
 
+    @property
+    def step_far_below_default(self) -> bool:
+        """The step is set below a tenth of the estimator's default."""
+        return (self.step is not None and self.default is not None and self.default > 0
+                and self.step < 0.1 * self.default)
+
     def causes(self, *more: str, run: bool = True) -> str:
-        """The likely causes, in order: the data's scale (when found), the step, the run's
-        length (unless ``run`` is False), then ``more``."""
-        items = [*self.scale, f"a step too large: {self.step_text()}",
+        """The likely causes, in order: the data's scale (when found), the step (too small
+        to move when set far below its default, else too large), the run's length (unless
+        ``run`` is False), then ``more``.
+
+        Examples
+        --------
+        >>> print(FitAdvice("step_size", 1e-6, 3.0, "n_burnin").causes(run=False))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        Likely causes, in order: a step too small to move in this run: raise step_size (now
+        1e-06, 3.33e-07 times its default 3).
+        """
+        if self.step_far_below_default:
+            step = (f"a step too small to move in this run: raise {self.step_name} (now "
+                    f"{self.step:.3g}, {self.step / self.default:.3g} times its default "
+                    f"{self.default:.3g})")
+        else:
+            step = f"a step too large: {self.step_text()}"
+        items = [*self.scale, step,
                  *([f"a run too short: raise {self.run_name}"] if run else []), *more]
         return "Likely causes, in order: " + "; ".join(items) + "."
 
