@@ -246,7 +246,7 @@ def apply_shift(X: np.ndarray, kind: str, strength: float, rng: np.random.Genera
     >>> X = np.arange(6.0).reshape(1, 6)
     >>> apply_shift(X, "flip", 1.0, np.random.default_rng(0), np.ones(6)).tolist()
     [[5.0, 4.0, 3.0, 2.0, 1.0, 0.0]]
-    >>> sorted(apply_shift(X, "shuffle", 1.0, np.random.default_rng(0), np.ones(6))[0])
+    >>> sorted(apply_shift(X, "shuffle", 1.0, np.random.default_rng(0), np.ones(6))[0].tolist())
     [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     """
     if kind == "noise":
