@@ -168,6 +168,9 @@ class BayesianNetBase(BaseEstimator):
         if isinstance(prior, HierarchicalWeightPrior):
             prior.check_scale(family.step_name)
         self.device_, self.network_, self.likelihood_ = device, network, likelihood
+        if weights is not None and not (weights > 0).all():  # rows of weight 0 count nowhere
+            kept = np.flatnonzero(weights > 0)
+            X, yt = X[kept], yt[torch.as_tensor(kept, device=yt.device)]
         checks = self._check_fit(posterior, lambda rows: outputs_at(
             posterior, self._forward(), rows), likelihood, X, yt, family.step_name,
             advice=advice)

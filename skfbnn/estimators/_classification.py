@@ -40,8 +40,18 @@ class BayesianClassifierBase(BayesianNetBase):
         return encoded
 
     def _encode_target(self, y: np.ndarray, device, dtype, weights=None):
-        """Labels as class indices (``classes_`` from every row, whatever its weight)."""
+        """Labels as class indices (``classes_`` from every row, whatever its weight); the
+        rows of positive weight must hold two classes at least."""
         encoded = self._encode_labels(y)
+        if weights is not None:
+            present = np.unique(encoded[weights > 0])
+            if len(present) < 2:
+                label = self.classes_[present[0]]
+                label = label.item() if isinstance(label, np.generic) else label
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of at least 2 classes among the "
+                    "rows of positive sample_weight, but they contain only one class: "
+                    f"{label!r}.")
         return torch.as_tensor(encoded, dtype=torch.long, device=device), len(self.classes_)
 
     def _make_likelihood(self, spec, hyper):

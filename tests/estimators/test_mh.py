@@ -37,7 +37,19 @@ def _instances():
                       hidden_layer_sizes=(16,))
 
 
-@parametrize_with_checks(list(_instances()))
+SAMPLE_WEIGHT_EQUIVALENCE = (
+    "exact in exact arithmetic, but with 16 hidden units the check's 15 weighted rows take "
+    "the n x n factorisation and its repeated rows the p x p one, whose round-off the "
+    "accept/reject chain amplifies; test_sample_weight.py runs this check with 64 hidden "
+    "units, where both take the same one, and it passes")
+
+
+def _expected_failures(estimator):
+    return {"check_sample_weight_equivalence_on_dense_data": SAMPLE_WEIGHT_EQUIVALENCE}
+
+
+@parametrize_with_checks(list(_instances()), expected_failed_checks=_expected_failures,
+                         xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -344,3 +344,34 @@ def test_variational_expected_log_likelihoods_weigh_rows_as_duplicates(per_set):
         b = bbb.expected_log_likelihood(mean, std, repeated, torch.Generator().manual_seed(1),
                                         problem, n_mc)
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-10)
+
+
+def test_sklearn_weight_equivalence_check_passes_for_a_full_batch_sampler():
+    """scikit-learn's own check (random integer weights against repeated rows) on pCN: a
+    full-batch chain whose run length does not depend on the rows. With 64 hidden units the
+    weighted and the repeated rows both take the ``n x n`` factorisation."""
+    from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_sample_weight_equivalence_on_dense_data(
+            "PCNRegressor", skfbnn.PCNRegressor(hidden_layer_sizes=(64,), n_burnin=20,
+                                                n_chains=2, n_samples=4, thinning=2,
+                                                random_state=0))
+
+
+def test_weights_of_a_single_class_raise_a_clear_error():
+    X, _, labels = _data()
+    with pytest.raises(ValueError, match="only one class: 1"):
+        make(skfbnn.SGLDClassifier).fit(X, labels, sample_weight=labels.astype(float))
+
+
+def test_rows_of_weight_zero_do_not_count_in_the_fit_checks():
+    """A classifier trained on one half of the rows (the others weight 0) is not judged on
+    the other half, whose labels here are flipped."""
+    X, _, labels = _data()
+    w = np.ones(len(X))
+    w[::2] = 0.0
+    flipped = np.where(w > 0, labels, 1 - labels)
+    est = make(skfbnn.SGLDClassifier).fit(X, flipped, sample_weight=w)
+    assert est.diagnostics_["training_accuracy"] > 0.8
