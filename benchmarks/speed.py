@@ -47,6 +47,19 @@ Subcommands (``steps`` when none is named):
     ``(h+1) x (h+1)`` primal one, on ``--n`` rows of kin8nm with one hidden layer of
     ``--width`` units.
 
+``mh-fit``
+    Seconds per step of a Metropolis-Hastings estimator at its defaults (pCNL unless
+    ``--estimator``) on a UCI training set (protein's split 0 unless ``--dataset``), inputs
+    standardised: the estimator's own kernel and starting state, ``--n-steps`` steps
+    timed, and the default run length's time at that rate (an extrapolation: the steps
+    only).
+
+``predict-memory``
+    Peak resident memory (Linux) of ``predict(return_std=True)``, ``predict_proba`` or
+    ``sample_y`` on ``--rows`` random rows (a million by default) with a default-size
+    posterior (SGHMC's 8 chains of 25 draws), above the memory before the call. Run it in
+    a process of its own: the peak is the process's.
+
 Usage:
     python benchmarks/speed.py --quick
     python benchmarks/speed.py steps --repeats 5 --k 300
@@ -55,6 +68,8 @@ Usage:
     python benchmarks/speed.py threads
     python benchmarks/speed.py device --devices cpu cuda
     python benchmarks/speed.py mh --width 1024 --n 256 --data-home ../shared/data/uci
+    python benchmarks/speed.py mh-fit --data-home ../shared/data/uci
+    python benchmarks/speed.py predict-memory --rows 1000000 --call predict_std
 """
 
 from __future__ import annotations
@@ -68,7 +83,8 @@ import warnings
 
 import numpy as np
 
-SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh")
+SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh", "mh-fit",
+               "predict-memory")
 
 
 def fit_seconds(est, X, y, clock=time.perf_counter) -> float:
@@ -499,6 +515,88 @@ def cmd_mh(args) -> None:
           f"speed-up {primal / dual:.2f}x")
 
 
+# -- mh-fit --------------------------------------------------------------------------------
+
+def cmd_mh_fit(args) -> None:
+    """Seconds per step of a Metropolis-Hastings estimator at its defaults on a UCI training
+    set (inputs standardised, as the UCI benchmarks do), timed on the estimator's own kernel
+    and starting state, and the default run length they make."""
+    import torch
+
+    import skfbnn
+    import skfbnn.inference.mh.policy as policy
+    from skfbnn.datasets import load_uci_split
+    from skfbnn.inference.mh.policy import accept_reject_steps
+
+    torch.set_num_threads(args.threads)
+    X, _, y, _ = load_uci_split(args.dataset, args.split, data_home=args.data_home)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    est = getattr(skfbnn, args.estimator)(random_state=0, device="cpu")
+
+    def capture(transform, params, X, y, gen, **kwargs):
+        raise _Captured(transform, params, X, y, gen, kwargs)
+
+    real, policy.run = policy.run, capture
+    try:
+        est.fit(X, y)
+    except _Captured as call:
+        transform, params, Xt, yt, gen, _ = call.args
+    finally:
+        policy.run = real
+    batch = {"x": Xt, "y": yt, "measure": None}
+    state = transform.init(params, batch, gen)
+    wall, cpu = [], []
+    for _ in range(args.n_steps):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        state, _ = transform.update(state, batch, gen)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    steps = accept_reject_steps(est.get_params())
+    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, "
+          f"{args.threads} thread(s); {args.estimator} defaults on {args.dataset} split "
+          f"{args.split} ({X.shape[0]} x {X.shape[1]}); {args.n_steps} steps")
+    print(f"seconds per step: wall median {np.median(wall):.3f} (min {min(wall):.3f}), CPU "
+          f"median {np.median(cpu):.3f} (min {min(cpu):.3f})")
+    print(f"a default fit's {steps} steps at the median: {steps * np.median(wall) / 60:.1f} "
+          f"min wall, {steps * np.median(cpu) / 60:.1f} min CPU (steps only: an "
+          "extrapolation)")
+
+
+# -- predict-memory ------------------------------------------------------------------------
+
+def cmd_predict_memory(args) -> None:
+    """Peak memory of one prediction on many rows with a default-size posterior: SGHMC's
+    eight chains of 25 draws of its 13-50-1 network (a short run), or the classifier's."""
+    import resource
+
+    import skfbnn
+
+    def rss_mib() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+    X, y = boston_sized_problem()
+    short = dict(n_burnin=50, thinning=1, min_epochs=0, random_state=0, device="cpu")
+    if args.call == "predict_proba":
+        est = skfbnn.SGHMCClassifier(**short).fit(X, (y > 0).astype(int) + (y > 1))
+    else:
+        est = skfbnn.SGHMCRegressor(**short).fit(X, y)
+    rows = np.random.default_rng(1).normal(size=(args.rows, X.shape[1]))
+    est.predict(rows[:10])
+    before, start = rss_mib(), time.perf_counter()
+    if args.call == "predict_std":
+        est.predict(rows, return_std=True)
+    elif args.call == "sample_y":
+        est.sample_y(rows, n_samples=1)
+    else:
+        est.predict_proba(rows)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"{args.call} on {args.rows} x {X.shape[1]} rows, {np.prod(est.posterior_.shape)} "
+          f"draws: resident {before:.0f} MiB before, peak {peak:.0f} MiB, "
+          f"+{peak - before:.0f} MiB; {seconds:.1f} s")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -528,6 +626,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", default=None,
                    help="configurations to time, e.g. 'sgld, 1 chain' sghmc (default: all)")
     p.set_defaults(func=cmd_driver)
+
+    p = sub.add_parser("mh-fit", help="seconds per step of a default Metropolis-Hastings "
+                                      "fit on a UCI training set")
+    p.add_argument("--estimator", default="PCNLRegressor")
+    p.add_argument("--dataset", default="protein-tertiary-structure")
+    p.add_argument("--split", type=int, default=0)
+    p.add_argument("--data-home", default=None,
+                   help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+    p.add_argument("--n-steps", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=cmd_mh_fit)
+
+    p = sub.add_parser("predict-memory", help="peak memory of a prediction on many rows")
+    p.add_argument("--rows", type=int, default=1_000_000)
+    p.add_argument("--call", choices=("predict_std", "predict_proba", "sample_y"),
+                   default="predict_std")
+    p.set_defaults(func=cmd_predict_memory)
 
     p = sub.add_parser("fit", help="whole default fits: fSGHMC / SGHMC, or 8 / 1 chains")
     p.add_argument("--repeats", type=int, default=5)

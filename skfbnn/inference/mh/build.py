@@ -17,7 +17,7 @@ from .kernel import MHState, Proposal, evaluate, update
 from .noise import empirical_bayes_log_noise
 from .ntk import NTKLayout
 from .onehot import ShiftedOneHotGaussian
-from .target import WideNetTarget
+from .target import FEATURES_DTYPE, WideNetTarget
 
 __all__ = ["ARCHITECTURE", "NTK_HYPER", "CLASSIFICATION_HYPER", "step_hyper", "init", "build_mh",
            "prior_draws", "gaussian_targets", "classification_likelihood"]
@@ -105,7 +105,8 @@ def _check_problem(problem: BayesProblem) -> None:
 def _target(problem: BayesProblem, batch: Batch, device: torch.device, *, sigma_w: float,
             sigma_b: float, sigma_w_out: float, sigma_b_out: float, reparametrize: bool,
             marginalize_readout: bool, dual: bool | None = None) -> WideNetTarget:
-    """The target of ``problem`` on the (full) batch, in float64 (float32 on MPS)."""
+    """The target of ``problem`` on the (full) batch, in float64 (float32 on MPS), with
+    its features in :data:`~.target.FEATURES_DTYPE`."""
     _check_problem(problem)
     dtype = torch.float32 if device.type == "mps" else torch.float64
     layout = NTKLayout.from_network(problem.network, sigma_w, sigma_b, sigma_w_out,
@@ -119,7 +120,8 @@ def _target(problem: BayesProblem, batch: Batch, device: torch.device, *, sigma_
     weights = batch.get("w")
     return WideNetTarget(layout, X, Y, log_noise, reparametrize=reparametrize,
                          marginalize_readout=marginalize_readout, dual=dual,
-                         weights=None if weights is None else weights.to(dtype))
+                         weights=None if weights is None else weights.to(dtype),
+                         features_dtype=FEATURES_DTYPE)
 
 
 def prior_draws(problem: BayesProblem, batch: Batch, params: Params, gen: torch.Generator,
@@ -140,7 +142,8 @@ def prior_draws(problem: BayesProblem, batch: Batch, params: Params, gen: torch.
                               dtype=X.dtype)
     if target.n_noise:
         hidden, _ = target.split(phi, phi_out)
-        eb = empirical_bayes_log_noise(target.features(hidden), target.Y, target.extra_rows)
+        eb = empirical_bayes_log_noise(target.features(hidden).to(X.dtype), target.Y,
+                                       target.extra_rows)
         phi[:, : target.n_noise] = target.whiten_log_noise(eb)
     draws = target.params(phi, phi_out, first.dtype)
     return {k: draws[k].clone() for k in params}

@@ -169,7 +169,7 @@ def refresh_noise(state: MHState, step: int, every: int = NOISE_REFRESH_EVERY) -
     if not target.n_noise or (step + 1) % every:
         return state
     hidden, _ = target.split(state.phi, state.phi_out)
-    features = target.features(hidden)
+    features = target.features(hidden).to(target.X.dtype)
     phi = state.phi.clone()
     for c in range(phi.shape[0]):
         eb = empirical_bayes_log_noise(features[c:c + 1], target.Y, target.extra_rows)
