@@ -28,11 +28,12 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
-import ast  # noqa: E402
 import functools  # noqa: E402
 import multiprocessing as mp  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+from skfbnn.cli import parse_set  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 METHODS = ("sgld", "fsgld", "sghmc", "fsghmc", "pcn", "pcnl", "bbb", "fbnn", "ifbnn",
@@ -63,20 +64,6 @@ def _fit(task: tuple) -> dict:
     pipe = make_regression_pipeline(method, random_state=seed + split, device=device, **params)
     return {"dataset": dataset, "method": method, "split": split,
             **evaluate_split(pipe, X[train], y[train], X[test], y[test])}
-
-
-def parse_set(items: list[str]) -> dict:
-    """``key=value`` pairs, the values read as Python literals where they are one."""
-    params = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set expects key=value, got {item!r}")
-        try:
-            params[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            params[key] = value
-    return params
 
 
 def main() -> None:

@@ -18,10 +18,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "parse_set"]
 
 
-def _parse_set(items: Sequence[str]) -> dict:
+def parse_set(items: Sequence[str]) -> dict:
+    """``key=value`` pairs of ``--set``, the values read as Python literals where they are one."""
     params = {}
     for item in items:
         key, sep, value = item.partition("=")
@@ -74,7 +75,7 @@ def make_task(args: argparse.Namespace):
     """The benchmark task that the ``bench`` arguments describe."""
     from .bench.tasks import CSVTask, RegressionTask, load_csv
 
-    params = _parse_set(args.set)
+    params = parse_set(args.set)
     task = args.task
     common = dict(seed=args.seed, device=args.device, params=params)
     if task == "csv":

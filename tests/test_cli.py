@@ -92,9 +92,9 @@ def test_bad_set_argument_exits():
 
 
 def test_set_values_are_parsed_as_literals():
-    from skfbnn.cli import _parse_set
+    from skfbnn.cli import parse_set
 
-    assert _parse_set(["a=1", "b=0.5", "c=(3, 4)", "d=tanh", "e=None"]) == {
+    assert parse_set(["a=1", "b=0.5", "c=(3, 4)", "d=tanh", "e=None"]) == {
         "a": 1, "b": 0.5, "c": (3, 4), "d": "tanh", "e": None}
 
 

@@ -12,6 +12,7 @@ prints a progress line per cell.
 from __future__ import annotations
 
 import sys
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,7 +36,7 @@ def _norm(value: Any) -> Any:
         return str(value)
 
 
-class Task:
+class Task(ABC):
     """Base of the benchmark tasks.
 
     Subclasses set ``name`` and ``key_columns`` (the columns that identify a
@@ -48,13 +49,13 @@ class Task:
     key_columns: tuple[str, ...] = REGRESSION_KEYS
     details: tuple[str, ...] = ()
 
+    @abstractmethod
     def cells(self) -> list[dict]:
         """The cells of the grid, each a dict holding at least the key columns."""
-        raise NotImplementedError
 
+    @abstractmethod
     def run_cell(self, cell: dict) -> dict[str, list[dict]]:
         """``{"records": [...], <detail kind>: [...]}`` of one cell."""
-        raise NotImplementedError
 
     def progress(self, cell: dict, records: list[dict]) -> str:
         """One progress line for a finished cell."""
