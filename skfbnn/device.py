@@ -112,8 +112,8 @@ def make_generator(seed: int, device: torch.device) -> torch.Generator:
 def to_tensor(
     array: np.ndarray, device: torch.device, dtype: torch.dtype
 ) -> torch.Tensor:
-    """Copy a numpy array (any memory layout, read-only allowed) to a tensor."""
-    return torch.tensor(np.asarray(array), dtype=dtype, device=device)
+    """Copy a numpy array (any memory layout, read-only or negative strides) to a tensor."""
+    return torch.tensor(np.ascontiguousarray(array), dtype=dtype, device=device)
 
 
 def to_numpy(tensor: torch.Tensor) -> np.ndarray:

@@ -13,6 +13,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 # Budgets small enough for the API tests; statistical tests set their own.
 FAST = dict(n_chains=2, n_burnin=60, n_samples=4, thinning=2, min_epochs=0)
 FAST_FUNCTIONAL = dict(FAST, prior_fit_iter=5, n_measurement_points=10)
+FAST_MH = {k: v for k, v in FAST.items() if k != "min_epochs"}
 FAST_OPTIMISATION = dict(n_iter=60, n_samples=8)
 FAST_ENSEMBLE = dict(n_estimators=3, n_iter=60, min_epochs=0)
 

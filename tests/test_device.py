@@ -125,10 +125,11 @@ def test_make_generator_is_local_and_seeded():
 
 
 # -------------------------------------------------------------- conversions
-@pytest.mark.parametrize("layout", ["C", "F", "strided", "readonly"])
+@pytest.mark.parametrize("layout", ["C", "F", "strided", "reversed", "readonly"])
 def test_to_tensor_copies_any_layout(layout):
     base = np.arange(24, dtype=np.float64).reshape(4, 6)
-    layouts = {"C": base, "F": np.asfortranarray(base), "strided": base[:, ::2]}
+    layouts = {"C": base, "F": np.asfortranarray(base), "strided": base[:, ::2],
+               "reversed": base[::-1, ::-2]}
     a = layouts.get(layout, base)
     if layout == "readonly":
         a = base.copy()
@@ -138,7 +139,10 @@ def test_to_tensor_copies_any_layout(layout):
     assert t.shape == a.shape
     assert np.array_equal(t.numpy(), a.astype(np.float32))
     t += 1  # a copy: the array is not modified
-    assert np.array_equal(a, {"strided": base[:, ::2]}.get(layout, base))
+    assert np.array_equal(a, base.copy()[{"strided": (slice(None), slice(None, None, 2)),
+                                          "reversed": (slice(None, None, -1),
+                                                       slice(None, None, -2))}
+                                         .get(layout, ...)])
 
 
 def test_to_numpy():

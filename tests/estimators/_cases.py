@@ -8,7 +8,7 @@ import skfbnn
 from skfbnn.estimators import estimator_pair
 from skfbnn.inference.registry import METHODS
 
-from ..conftest import FAST, FAST_ENSEMBLE, FAST_FUNCTIONAL, FAST_OPTIMISATION
+from ..conftest import FAST, FAST_ENSEMBLE, FAST_FUNCTIONAL, FAST_MH, FAST_OPTIMISATION
 
 
 def _pairs(*families: str) -> tuple[list, list]:
@@ -60,6 +60,8 @@ def budget(cls) -> dict:
         return dict(FAST_OPTIMISATION, **prior)
     if family_of(cls) == "ensemble":
         return dict(FAST_ENSEMBLE, **prior)
+    if family_of(cls) == "mh":
+        return dict(FAST_MH)
     return dict(FAST_FUNCTIONAL if is_functional(cls) else FAST)
 
 

@@ -203,3 +203,19 @@ def test_sample_weight_is_accepted_by_fit():
     X, y, _ = _data()
     est = make(skfbnn.BayesianNetRegressor).fit(X, y, sample_weight=np.ones(len(X)))
     assert np.isfinite(est.predict(X)).all()
+
+
+@pytest.mark.parametrize("cls", [skfbnn.SGLDRegressor, skfbnn.PCNClassifier],
+                         ids=["SGLDRegressor", "PCNClassifier"])
+def test_arrays_with_negative_strides_fit_as_their_copies(cls):
+    """``fit(X[::-1], y[::-1])`` ended in torch's 'At least one stride in the given numpy
+    array is negative'."""
+    X, y, labels = _data()
+    target = y if cls is skfbnn.SGLDRegressor else labels
+    w = np.linspace(0.5, 1.5, len(X))
+    views = make(cls).fit(X[::-1, ::-1], target[::-1], sample_weight=w[::-1])
+    copies = make(cls).fit(X[::-1, ::-1].copy(), target[::-1].copy(),
+                           sample_weight=w[::-1].copy())
+    predict = "predict" if cls is skfbnn.SGLDRegressor else "predict_proba"
+    np.testing.assert_array_equal(getattr(views, predict)(X[::-1]),
+                                  getattr(copies, predict)(X[::-1].copy()))

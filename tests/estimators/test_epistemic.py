@@ -24,12 +24,11 @@ from skfbnn import (
     SGLDRegressor,
 )
 
-from ..conftest import FAST, FAST_ENSEMBLE, FAST_OPTIMISATION
+from ..conftest import FAST, FAST_ENSEMBLE, FAST_MH, FAST_OPTIMISATION
 
 # float64: the library predicts in float64, so a float32 draw would differ by its rounding
 NETWORK = dict(hidden_layer_sizes=(8,), activation="tanh", random_state=0, device="cpu",
                dtype="float64")
-FAST_MH = {k: v for k, v in FAST.items() if k != "min_epochs"}
 
 CASES = [
     (SGLDRegressor, FAST),
