@@ -15,7 +15,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -247,8 +246,7 @@ def outputs_at(posterior: _Posterior, forward: Callable[[Params, Tensor], Tensor
     first = next(iter(posterior.draws.values()))
     dtype = first.dtype if first.device.type == "mps" else torch.float64
     posterior = posterior.to(first.device, dtype)
-    X = X.to(first.device, dtype) if torch.is_tensor(X) else to_tensor(
-        np.ascontiguousarray(X), first.device, dtype)  # e.g. X[::-1]: negative strides
+    X = X.to(first.device, dtype) if torch.is_tensor(X) else to_tensor(X, first.device, dtype)
     rows = block_rows(posterior)
     with cpu_threads(first.device):  # as in fit: small ops, threads only contend
         if reduce is None:

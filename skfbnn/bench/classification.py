@@ -77,7 +77,7 @@ class MLPEnsembleClassifier(ClassifierMixin, BaseEstimator):
     >>> from sklearn.datasets import load_iris
     >>> X, y = load_iris(return_X_y=True)
     >>> ens = MLPEnsembleClassifier(n_estimators=2, max_iter=300).fit(X, y)
-    >>> ens.predict_proba_members(X[:3]).shape
+    >>> ens.predict_proba_draws(X[:3]).shape
     (2, 3, 3)
     """
 
@@ -108,13 +108,13 @@ class MLPEnsembleClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = self.estimators_[0].classes_
         return self
 
-    def predict_proba_members(self, X) -> np.ndarray:
+    def predict_proba_draws(self, X) -> np.ndarray:
         """Class probabilities of every member, shape ``(n_estimators, n, n_classes)``."""
         return np.stack([m.predict_proba(X) for m in self.estimators_])
 
     def predict_proba(self, X) -> np.ndarray:
         """Mean of the members' class probabilities."""
-        return self.predict_proba_members(X).mean(axis=0)
+        return self.predict_proba_draws(X).mean(axis=0)
 
     def predict(self, X) -> np.ndarray:
         """The class of highest mean probability."""
@@ -170,33 +170,14 @@ def baseline_params(method: str) -> set[str]:
 
 
 def draw_probabilities(pipeline, X) -> np.ndarray | None:
-    """Per-draw (or per-member) class probabilities ``(S, n, K)`` of a fitted pipeline.
-
-    scikit-learn ensembles give their members' (:meth:`MLPEnsembleClassifier.
-    predict_proba_members`); skfbnn classifiers their posterior draws' (a public
-    ``predict_proba_draws`` when the estimator has one, else the probabilities
-    that ``predict_proba`` averages, read through its internals). Returns None
-    for a model without draws, or when the draws' mean does not reproduce
-    ``predict_proba`` (the internals changed).
-    """
+    """Per-draw (or per-member) class probabilities ``(S, n, K)`` of a fitted pipeline:
+    its last step's ``predict_proba_draws`` (every skfbnn classifier, and
+    :class:`MLPEnsembleClassifier`), or None for a model without draws (a plain
+    ``MLPClassifier``)."""
     model, Xt = pipeline[-1], pipeline[:-1].transform(X)
-    if hasattr(model, "predict_proba_members"):
-        return model.predict_proba_members(Xt)
-    draws = None
-    public = getattr(model, "predict_proba_draws", None)
-    if callable(public):
-        draws = np.asarray(public(Xt), dtype=np.float64)
-    elif hasattr(model, "_draws_at") and hasattr(model, "_draw_probabilities"):
-        import torch
-
-        with torch.no_grad():
-            out = model._draws_at(Xt).to(torch.float64)
-            draws = model._draw_probabilities(out).cpu().numpy()
-    if draws is None or draws.ndim != 3:
+    if not hasattr(model, "predict_proba_draws"):
         return None
-    if not np.allclose(draws.mean(axis=0), model.predict_proba(Xt), atol=1e-6):
-        return None
-    return draws
+    return np.asarray(model.predict_proba_draws(Xt), dtype=np.float64)
 
 
 # ----------------------------------------------------------------- data

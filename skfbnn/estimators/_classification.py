@@ -91,6 +91,39 @@ class BayesianClassifierBase(BayesianNetBase):
 
         return to_numpy(self._draws_at(X, mean_probabilities))  # a block of rows at a time
 
+    def predict_proba_draws(self, X: Any) -> np.ndarray:
+        """Class probabilities of every stored draw (or ensemble member).
+
+        :meth:`predict_proba` is their mean over the first axis; their spread is the
+        epistemic part of the uncertainty (e.g. the mutual information,
+        :func:`skfbnn.metrics.mutual_information`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_draws, n_samples, n_classes)
+            Columns in ``classes_`` order; draws chain-major for the samplers.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.datasets import make_classification
+        >>> from skfbnn import SGLDClassifier
+        >>> X, y = make_classification(n_samples=60, n_features=4, random_state=0)
+        >>> clf = SGLDClassifier(n_chains=2, n_burnin=50, n_samples=5, random_state=0,
+        ...                      device="cpu").fit(X, y)
+        >>> draws = clf.predict_proba_draws(X[:3])
+        >>> draws.shape
+        (10, 3, 2)
+        >>> bool(np.allclose(draws.mean(axis=0), clf.predict_proba(X[:3])))
+        True
+        """
+        return to_numpy(self._draws_at(X, lambda out, rows: self._draw_probabilities(
+            out.to(torch.float64)).movedim(0, 1)).movedim(1, 0))
+
     def _draw_probabilities(self, out: torch.Tensor) -> torch.Tensor:
         """Class probabilities ``(D, n, K)`` of each draw's outputs (the likelihood's
         ``probabilities``: the softmax, or the method's own)."""

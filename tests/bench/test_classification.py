@@ -93,7 +93,7 @@ def test_mlp_ensemble_members_differ_and_seed_is_respected():
     b = MLPEnsembleClassifier(n_estimators=2, max_iter=30, random_state=4).fit(X, y)
     assert [m.random_state for m in a.estimators_] == [8, 9]
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
-    members = a.predict_proba_members(X)
+    members = a.predict_proba_draws(X)
     assert not np.allclose(members[0], members[1])
     with pytest.raises(ValueError, match="n_estimators"):
         MLPEnsembleClassifier(n_estimators=0).fit(X, y)

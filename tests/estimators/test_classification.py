@@ -33,6 +33,10 @@ def _check_probabilities(clf, X):
     log_proba = clf.predict_log_proba(X)
     assert log_proba.shape == proba.shape
     assert_allclose(log_proba, np.log(proba), rtol=1e-12, atol=0)
+    draws = clf.predict_proba_draws(X)  # predict_proba is their mean
+    assert draws.ndim == 3 and draws.shape[1:] == proba.shape and draws.shape[0] > 1
+    assert_allclose(draws.sum(axis=2), 1.0, rtol=0, atol=1e-12)
+    assert_allclose(draws.mean(axis=0), proba, rtol=0, atol=1e-12)
     pred = clf.predict(X)
     assert pred.shape == (len(X),)
     assert np.isin(pred, clf.classes_).all()

@@ -296,7 +296,8 @@ def test_bad_predict_input_raises_clear_error(cls, data):
 def test_unfitted_predict_raises_not_fitted(cls, data):
     X, _ = data
     est = make(cls)
-    names = ("predict", "predict_proba", "predict_std", "sample_y", "predict_draws")
+    names = ("predict", "predict_proba", "predict_std", "sample_y", "predict_draws",
+             "predict_proba_draws")
     for name in names:
         if hasattr(est, name):
             with pytest.raises(NotFittedError):

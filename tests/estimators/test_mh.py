@@ -151,6 +151,10 @@ def test_classifier_probabilities(cls, classification_data):
     proba = est.predict_proba(X)
     np.testing.assert_allclose(proba.sum(1), 1.0)
     assert np.all(proba >= 0)
+    draws = est.predict_proba_draws(X)  # chains x kept states, each a distribution
+    assert draws.shape == (est.n_chains * est.n_samples, *proba.shape)
+    np.testing.assert_allclose(draws.sum(2), 1.0)
+    np.testing.assert_allclose(draws.mean(0), proba, rtol=0, atol=1e-12)
     assert set(est.predict(X)) <= set(est.classes_)
     assert est.score(X, y) > 0.7
     assert est.diagnostics_["acceptance_rate"].shape == (2,)
