@@ -88,7 +88,8 @@ def summary(path: str) -> str:
                 seed, name, *values = match.groups()
                 rows[name][int(seed)] = tuple(float(v) for v in values)
     out = ["| model (defaults) | draws | RMSE, data region: mean (range) | RMSE < 0.6 | "
-           "gap / data: mean (range) | outside / data: mean (range) | draws meeting the criterion |",
+           "gap / data: mean (range) | outside / data: mean (range) "
+           "| draws meeting the criterion |",
            "|---|---|---|---|---|---|---|"]
 
     def cell(v):

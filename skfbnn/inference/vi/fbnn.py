@@ -65,13 +65,13 @@ __all__ = ["ARCHITECTURE", "HYPER", "REGRESSION_HYPER", "CLASSIFICATION_HYPER", 
 ARCHITECTURE = {"hidden_layer_sizes": (32, 32), "activation": "gelu"}
 """fBNN's own network: two GELU layers of 32 (the library's default is one tanh layer of 50).
 
-A mean-field ``q`` over one tanh layer cannot open its band just outside the data (a tanh
-unit adds variance on both sides of its kink), and one ReLU layer not in a gap between
-data. Two GELU layers and early stopping (the regressor's default) can: fBNN meets the 1-D
-example's extrapolation criterion on 3 of 6 draws with layers of 32 (4 of 6 with layers of 50; one tanh layer:
-none). Layers of 32 rather than 50, because every step pushes ``n_particles`` weight draws
-through the network. The narrower network's step is 0.71 of the wider one's (3.1 BBB steps
-instead of 4.4), and it was level or better on UCI validation rows (mean -1.697 against
+A mean-field ``q`` over one tanh layer cannot open its band just outside the data (a tanh unit
+adds variance on both sides of its kink), and one ReLU layer not in a gap between data. Two
+GELU layers and early stopping (the regressor's default) can: fBNN meets the 1-D example's
+extrapolation criterion on 3 of 6 draws with layers of 32 (4 of 6 with layers of 50; one tanh
+layer: none). Layers of 32 rather than 50, because every step pushes ``n_particles`` weight
+draws through the network. The narrower network's step is 0.71 of the wider one's (3.1 BBB
+steps instead of 4.4), and it was level or better on UCI validation rows (mean -1.697 against
 -1.739 over five sets; the benchmarks page)."""
 
 HYPER = (

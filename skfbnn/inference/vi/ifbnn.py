@@ -94,10 +94,10 @@ ARCHITECTURE = {"hidden_layer_sizes": (50, 50), "activation": "gelu"}
 one tanh layer).
 
 On one tanh layer the linearised ``q`` misses the 1-D example's data region (RMSE 0.59-0.79 on
-six draws); on two GELU layers it fits all six (0.34-0.56) and meets the extrapolation criterion on two. On UCI
-validation rows (splits 0-3) it is better on three of five sets (yacht +1.33, Boston +0.16,
-energy +0.05; concrete -0.06, wine -0.01), on the test splits on five of seven (protein +0.11,
-kin8nm +0.08; concrete -0.06; the benchmarks page)."""
+six draws); on two GELU layers it fits all six (0.34-0.56) and meets the extrapolation
+criterion on two. On UCI validation rows (splits 0-3) it is better on three of five sets (yacht
++1.33, Boston +0.16, energy +0.05; concrete -0.06, wine -0.01), on the test splits on five of
+seven (protein +0.11, kin8nm +0.08; concrete -0.06; the benchmarks page)."""
 
 HYPER = (
     param("n_mc", 1, [Interval(Integral, 1, None, closed="left")], "int",
@@ -145,8 +145,8 @@ REGRESSION_HYPER = (
           "uniform in the widened training box. 0 for the ifBNN regressor: the W2 then pulls "
           "q(f) towards the GP prior over the input box and not at the training inputs, "
           "where it would widen the band against the likelihood. Chosen on UCI validation "
-          "rows (mean -1.731 against -1.778 for 0.5; 1-D example: the extrapolation criterion on 3 of 6 draws "
-          "against 2; the benchmarks page)."),
+          "rows (mean -1.731 against -1.778 for 0.5; 1-D example: the extrapolation "
+          "criterion on 3 of 6 draws against 2; the benchmarks page)."),
 )
 """Regression-only defaults of run-policy parameters (the classifier keeps the family's: at
 20 000 steps, where it cannot stop early, its digits log loss was 0.109 against 0.086)."""
