@@ -156,11 +156,10 @@ class BayesianNetBase(BaseEstimator):
         checks' messages list."""
         prior = result = None
         if n_targets:
-            problem = build_problem(spec, hyper, network, make_forward(network), likelihood,
-                                    Xt, yt, n_targets, gen, classification=self._task
-                                    == "classification")
-            problem.sample_weight = None if weights is None else to_tensor(weights, device,
-                                                                            Xt.dtype)
+            problem = build_problem(
+                spec, hyper, network, make_forward(network), likelihood, Xt, yt, n_targets,
+                gen, classification=self._task == "classification",
+                sample_weight=None if weights is None else to_tensor(weights, device, Xt.dtype))
             prior = problem.prior
             result, posterior = infer(spec, hyper, problem, params, Xt, yt, gen, self.verbose)
         else:  # nothing to learn (regression: every target column is constant)

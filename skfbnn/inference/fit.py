@@ -32,12 +32,15 @@ class Fitted(NamedTuple):
 
 def build_problem(spec: MethodSpec, hyper: dict, network: torch.nn.Module, forward,
                   likelihood, X: torch.Tensor, y: torch.Tensor, n_out: int,
-                  gen: torch.Generator, classification: bool) -> BayesProblem:
-    """The model of method ``spec``: the network's ``forward``, the likelihood and the
-    prior (:func:`skfbnn.priors.build.make_prior`) on ``n_out`` outputs, fitted to the
-    training inputs ``X`` and encoded targets ``y`` where the prior needs data."""
+                  gen: torch.Generator, classification: bool,
+                  sample_weight: torch.Tensor | None = None) -> BayesProblem:
+    """The model of method ``spec``: the network's ``forward``, the likelihood (weighted
+    by ``sample_weight``, one per row) and the prior
+    (:func:`skfbnn.priors.build.make_prior`) on ``n_out`` outputs, fitted to the training
+    inputs ``X`` and encoded targets ``y`` where the prior needs data (unweighted)."""
     prior = make_prior(spec.prior, hyper, X, y, n_out, gen, classification)
-    return BayesProblem(forward, likelihood, prior, len(X), network=network)
+    return BayesProblem(forward, likelihood, prior, len(X), network=network,
+                        sample_weight=sample_weight)
 
 
 def infer(spec: MethodSpec, hyper: dict, problem: BayesProblem, params: dict,

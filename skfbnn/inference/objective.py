@@ -72,10 +72,9 @@ def log_likelihood(likelihood, f: Tensor, y: Tensor, params: Params,
 def row_weights(problem: BayesProblem) -> Tensor | None:
     """The problem's row weights ``(N,)`` (``sample_weight``), or None.
 
-    The estimator sets them as ``problem.sample_weight`` after building the problem; the
-    run policies (:mod:`skfbnn.inference.families`) hand them to the driver, which puts
+    The run policies (:mod:`skfbnn.inference.families`) hand them to the driver, which puts
     each batch's share in ``batch["w"]``."""
-    return getattr(problem, "sample_weight", None)
+    return problem.sample_weight
 
 
 def log_prior(problem: BayesProblem, params: Params, f_measure=None, measure=None):

@@ -91,6 +91,10 @@ class BayesProblem:
         ``ntk(params, X, n_out) -> (f, J J^T)`` with the kernel ``(C, n_out, M, M)``
         (:func:`skfbnn.nn.jacobian.mlp_ntk`); built from ``jacobian`` when not given.
         Both default to the closed forms for ``network`` when it is given.
+    sample_weight : Tensor of shape (n_data,), optional
+        Row weights of a weighted likelihood (``fit(..., sample_weight=w)``); the run
+        policies hand them to the driver, which gives each batch its rows' share as
+        ``batch["w"]``. None: every row weighs 1.
     """
 
     def __init__(
@@ -105,6 +109,7 @@ class BayesProblem:
         network: Any = None,
         jacobian: Callable[..., tuple[Tensor, Params]] | None = None,
         ntk: Callable[..., tuple[Tensor, Tensor]] | None = None,
+        sample_weight: Tensor | None = None,
     ) -> None:
         if (likelihood is None) == (log_likelihood is None):
             raise ValueError("Give exactly one of likelihood or log_likelihood.")
@@ -114,6 +119,10 @@ class BayesProblem:
         self.likelihood = likelihood or _CallableLikelihood(log_likelihood)
         self.prior = prior if log_prior is None else _CallablePrior(log_prior)
         self.n_data = int(n_data)
+        if sample_weight is not None and tuple(sample_weight.shape) != (self.n_data,):
+            raise ValueError(f"sample_weight must have shape ({self.n_data},) (one weight per "
+                             f"row). Got {tuple(sample_weight.shape)}.")
+        self.sample_weight = sample_weight
         self.network = network
         if network is not None:  # the closed forms of skfbnn.nn.jacobian
             from ..nn.jacobian import mlp_jacobian, mlp_ntk
