@@ -58,8 +58,8 @@ rows (margin 0.106), fBNN at 1000 times its learning rate ended at 0.57 and ifBN
 SCALE_HIGH = 10.0
 """An input column (or, with ``normalize_y=False``, a target column) whose root mean square
 exceeds this is reported with a :class:`~skfbnn.exceptions.DataScaleWarning`; standardised
-columns have a root mean square of 1. On 200 rows (``python benchmarks/bad_inputs.py
---sweep``) inputs scaled by 10 raised the test error of SGLD, Bayes by backprop, pCN and the
+columns have a root mean square of 1. On 200 rows (the sweep of the bad-inputs page)
+inputs scaled by 10 raised the test error of SGLD, Bayes by backprop, pCN and the
 deep ensemble 1.6, 2.5, 1.5 and 2.1 times (at 1e6 pCN's was 763 standard deviations of y,
 its training R^2 0.98), and targets of standard deviation 13 without ``normalize_y`` that of
 Bayes by backprop and pCN 2.1 and 2.7 times."""
