@@ -25,11 +25,17 @@ TINY_CLASSIFIER = dict(TINY, n_burnin=150)  # sklearn's accuracy checks need a b
 REGRESSORS, CLASSIFIERS = MH_REGRESSORS, MH_CLASSIFIERS
 
 
-def _instances():
+def _instances(quick: bool):
+    """pCN's pair and the generic pair (on pCN and MALA) by default; the common checks of
+    the other pairs (the same estimator code, another proposal) are marked slow."""
     for cls in REGRESSORS:
-        yield cls(random_state=0, **TINY)
+        if (cls is PCNRegressor) == quick:
+            yield cls(random_state=0, **TINY)
     for cls in CLASSIFIERS:
-        yield cls(random_state=0, **TINY_CLASSIFIER)
+        if (cls is PCNClassifier) == quick:
+            yield cls(random_state=0, **TINY_CLASSIFIER)
+    if not quick:
+        return
     for generic, method, tiny in ((BayesianNetRegressor, "pcn", TINY),
                                   (BayesianNetClassifier, "mala", TINY_CLASSIFIER)):
         budget = {k: v for k, v in tiny.items() if k != "hidden_layer_sizes"}
@@ -48,9 +54,16 @@ def _expected_failures(estimator):
     return {"check_sample_weight_equivalence_on_dense_data": SAMPLE_WEIGHT_EQUIVALENCE}
 
 
-@parametrize_with_checks(list(_instances()), expected_failed_checks=_expected_failures,
-                         xfail_strict=True)
+@parametrize_with_checks(list(_instances(quick=True)),
+                         expected_failed_checks=_expected_failures, xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks(list(_instances(quick=False)),
+                         expected_failed_checks=_expected_failures, xfail_strict=True)
+def test_sklearn_compatible_other_pairs(estimator, check):
     check(estimator)
 
 
