@@ -69,12 +69,13 @@ def log_likelihood(likelihood, f: Tensor, y: Tensor, params: Params,
     return likelihood.log_prob(f, y, params, weights=weights)
 
 
-def row_weights(problem: BayesProblem) -> Tensor | None:
-    """The problem's row weights ``(N,)`` (``sample_weight``), or None.
+def row_weights(problem: BayesProblem | None) -> Tensor | None:
+    """The problem's row weights ``(N,)`` (``sample_weight``), or None (also without a
+    problem: the run policies take ``problem=None``).
 
     The run policies (:mod:`skfbnn.inference.families`) hand them to the driver, which puts
     each batch's share in ``batch["w"]``."""
-    return problem.sample_weight
+    return None if problem is None else problem.sample_weight
 
 
 def log_prior(problem: BayesProblem, params: Params, f_measure=None, measure=None):

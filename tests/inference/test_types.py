@@ -18,6 +18,7 @@ def _log_likelihood(f, y, params):
 
 
 def test_sample_weight_is_declared_and_checked():
+    assert row_weights(None) is None  # a run policy called without a problem
     assert row_weights(BayesProblem(_forward, log_likelihood=_log_likelihood, n_data=3)) is None
     w = torch.tensor([1.0, 0.0, 2.5])
     problem = BayesProblem(_forward, log_likelihood=_log_likelihood, n_data=3, sample_weight=w)
