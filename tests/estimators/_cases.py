@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skfbnn
 from skfbnn.estimators import estimator_pair
@@ -115,3 +117,13 @@ def sine_data(n=40, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1, 1, (n, 2))
     return X, np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=n)
+
+
+def common_checks(instances, sample_weight_reason: str, slow: bool = False):
+    """scikit-learn's ``parametrize_with_checks`` over ``instances``, with its one expected
+    failure (strict): the random-integer sample-weight equivalence check, for
+    ``sample_weight_reason``; marked slow with ``slow``."""
+    expected = {"check_sample_weight_equivalence_on_dense_data": sample_weight_reason}
+    parametrize = parametrize_with_checks(list(instances), xfail_strict=True,
+                                          expected_failed_checks=lambda est: expected)
+    return (lambda test: pytest.mark.slow(parametrize(test))) if slow else parametrize

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
 from sklearn.base import is_regressor
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skfbnn
 
 from ..conftest import FAST_FUNCTIONAL
-from ._cases import NAMED_CLASSIFIERS, NAMED_REGRESSORS, budget
+from ._cases import NAMED_CLASSIFIERS, NAMED_REGRESSORS, budget, common_checks
 
 NAMED = [*NAMED_REGRESSORS, *NAMED_CLASSIFIERS]
 
@@ -36,19 +34,12 @@ SAMPLE_WEIGHT_EQUIVALENCE = (
     "draws, the run length and the data-size factor N / n of a stochastic fit")
 
 
-def _expected_failures(estimator):
-    return {"check_sample_weight_equivalence_on_dense_data": SAMPLE_WEIGHT_EQUIVALENCE}
-
-
-@parametrize_with_checks(list(_instances(quick=True)),
-                         expected_failed_checks=_expected_failures, xfail_strict=True)
+@common_checks(_instances(quick=True), SAMPLE_WEIGHT_EQUIVALENCE)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.slow
-@parametrize_with_checks(list(_instances(quick=False)),
-                         expected_failed_checks=_expected_failures, xfail_strict=True)
+@common_checks(_instances(quick=False), SAMPLE_WEIGHT_EQUIVALENCE, slow=True)
 def test_sklearn_compatible_other_pairs(estimator, check):
     check(estimator)
 

@@ -7,7 +7,6 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skfbnn
 from skfbnn import (
@@ -18,7 +17,7 @@ from skfbnn import (
     PCNRegressor,
 )
 
-from ._cases import MH_CLASSIFIERS, MH_REGRESSORS
+from ._cases import MH_CLASSIFIERS, MH_REGRESSORS, common_checks
 
 TINY = dict(n_chains=2, n_burnin=20, n_samples=4, thinning=2, hidden_layer_sizes=(16,))
 TINY_CLASSIFIER = dict(TINY, n_burnin=150)  # sklearn's accuracy checks need a burnt-in chain
@@ -50,19 +49,12 @@ SAMPLE_WEIGHT_EQUIVALENCE = (
     "units, where both take the same one, and it passes")
 
 
-def _expected_failures(estimator):
-    return {"check_sample_weight_equivalence_on_dense_data": SAMPLE_WEIGHT_EQUIVALENCE}
-
-
-@parametrize_with_checks(list(_instances(quick=True)),
-                         expected_failed_checks=_expected_failures, xfail_strict=True)
+@common_checks(_instances(quick=True), SAMPLE_WEIGHT_EQUIVALENCE)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-@pytest.mark.slow
-@parametrize_with_checks(list(_instances(quick=False)),
-                         expected_failed_checks=_expected_failures, xfail_strict=True)
+@common_checks(_instances(quick=False), SAMPLE_WEIGHT_EQUIVALENCE, slow=True)
 def test_sklearn_compatible_other_pairs(estimator, check):
     check(estimator)
 
