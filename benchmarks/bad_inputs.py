@@ -349,8 +349,9 @@ SWEEP_BUDGETS = {
 
 
 def sweep(out: Path) -> None:
-    """The measurements behind ``SCALE_HIGH``, ``SCALE_LOW`` and ``CHANCE_SE``
-    (:mod:`skfbnn.diagnostics.health`), written to ``out`` as Markdown tables."""
+    """The measurements behind ``SCALE_HIGH``, ``SCALE_LOW`` (:mod:`skfbnn.diagnostics.scale`)
+    and ``CHANCE_SE`` (:mod:`skfbnn.diagnostics.health`), written to ``out`` as Markdown
+    tables."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 4))
     y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 - X[:, 2] + 0.1 * rng.normal(size=400)

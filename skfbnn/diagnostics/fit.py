@@ -16,6 +16,7 @@ import torch
 
 from ..device import to_numpy
 from ..exceptions import SamplerDivergenceWarning, divergence_error
+from .advice import FitAdvice
 from .checks import (
     SamplerWarning,
     collapsed_chains,
@@ -23,7 +24,6 @@ from .checks import (
     optimisation_warnings,
     predictive_mixing,
 )
-from .health import FitAdvice
 
 __all__ = ["N_PROBE", "probe_rows", "chain_diagnostics", "optimisation_diagnostics"]
 
@@ -120,7 +120,7 @@ def optimisation_diagnostics(trace: dict[str, torch.Tensor], bounded_likelihood:
     objective that fell well below its best (the ``"divergence"`` warning of
     :func:`~skfbnn.diagnostics.optimisation_warnings`) is issued as a
     :class:`~skfbnn.exceptions.SamplerDivergenceWarning` naming the likely causes
-    (``advice``, a :class:`~skfbnn.diagnostics.health.FitAdvice`).
+    (``advice``, a :class:`~skfbnn.diagnostics.advice.FitAdvice`).
     """
     values = {name: to_numpy(v) for name, v in trace.items()}
     objective = next(iter(values.values()))

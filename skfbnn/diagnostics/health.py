@@ -1,18 +1,19 @@
-"""Checks of a fit: the data's scale before it, the fitted posterior at its training rows
-after it; raise for an unusable fit, warn for a suspicious one.
+"""Checks of a fitted posterior at its training rows: raise for an unusable fit, warn for a
+suspicious one.
 
-Before the run, inputs (and, with ``normalize_y=False``, targets) far from unit scale are
-reported (:func:`scale_warnings`). After it, regression compares the predictive's spread,
+Regression compares the predictive's spread,
 its mean and the learned noise with the targets'; classification compares the training log
 loss and accuracy with those of predicting the class frequencies. Both see the outputs that
-``predict`` would compute. Messages name the likely causes in order (:class:`FitAdvice`):
-the data's scale, the step (with its multiple of the default), the run's length.
+``predict`` would compute. Messages name the likely causes in order
+(:class:`~skfbnn.diagnostics.advice.FitAdvice`): the data's scale (checked before the run,
+:mod:`skfbnn.diagnostics.scale`), the step (with its multiple of the default), the run's
+length.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,18 +21,17 @@ import torch
 from ..device import to_numpy
 from ..exceptions import (
     ConstantTargetWarning,
-    DataScaleWarning,
     NoiseOnlyFitWarning,
     PoorFitWarning,
     SamplerDivergenceWarning,
     divergence_error,
 )
 from ..priors.weight import NOISE_KEY
+from .advice import FitAdvice
 from .checks import SamplerWarning, predictive_spread
 
-__all__ = ["SPREAD_WARNING", "SPREAD_ERROR", "NOISE_WARNING", "LOSS_LIMIT", "SCALE_HIGH",
-           "SCALE_LOW", "CHANCE_SE", "FitAdvice", "check_rows", "scale_warnings",
-           "regression_checks", "classification_checks"]
+__all__ = ["SPREAD_WARNING", "SPREAD_ERROR", "NOISE_WARNING", "LOSS_LIMIT", "CHANCE_SE",
+           "check_rows", "regression_checks", "classification_checks"]
 
 SPREAD_WARNING = 10.0
 """A predictive spread (:func:`~skfbnn.diagnostics.predictive_spread`) at the training
@@ -55,197 +55,6 @@ CHANCE_SE = 3.0
 the most frequent class's rate (or below it) is at chance. In the sweep, on 200 balanced
 rows (margin 0.106), fBNN at 1000 times its learning rate ended at 0.57 and ifBNN at 100 and
 1000 times at 0.50 and 0.54; at their defaults both at 0.995 or above."""
-SCALE_HIGH = 10.0
-"""An input column (or, with ``normalize_y=False``, a target column) whose root mean square
-exceeds this is reported with a :class:`~skfbnn.exceptions.DataScaleWarning`; standardised
-columns have a root mean square of 1. On 200 rows (the sweep of the bad-inputs page)
-inputs scaled by 10 raised the test error of SGLD, Bayes by backprop, pCN and the
-deep ensemble 1.6, 2.5, 1.5 and 2.1 times (at 1e6 pCN's was 763 standard deviations of y,
-its training R^2 0.98), and targets of standard deviation 13 without ``normalize_y`` that of
-Bayes by backprop and pCN 2.1 and 2.7 times."""
-SCALE_LOW = 0.1
-"""A non-constant column whose standard deviation is below this is reported likewise. In the
-same sweep inputs scaled by 0.1 lowered the training R^2 of Bayes by backprop and pCN from
-0.98 and 0.99 to 0.77 and 0.76, and by 0.03 pCN's to 0.02; targets of standard deviation
-0.013 without ``normalize_y`` lowered SGLD's to 0.20 (0.13 left it at 0.97)."""
-MAX_NAMED_COLUMNS = 5
-
-
-class FitAdvice(NamedTuple):
-    """What the messages of a fit's checks say about its likely causes, in order.
-
-    Parameters
-    ----------
-    step_name : str
-        The step parameter (``step_size`` or ``learning_rate``).
-    step : float or None
-        Its value in this fit.
-    default : float or None
-        The estimator's default of it.
-    run_name : str
-        The parameter that lengthens the run (``n_iter``, ``n_burnin``).
-    scale : tuple of str
-        Short notes of the data-scale findings (:func:`scale_warnings`), first in the list.
-
-    Examples
-    --------
-    >>> advice = FitAdvice("step_size", 300.0, 3.0, "n_burnin")
-    >>> advice.step_text()
-    'reduce step_size (now 300, 100 times its default 3)'
-    >>> print(advice.causes())  # doctest: +NORMALIZE_WHITESPACE
-    Likely causes, in order: a step too large: reduce step_size (now 300, 100 times its
-    default 3); a run too short: raise n_burnin.
-    """
-
-    step_name: str = "step_size"
-    step: float | None = None
-    default: float | None = None
-    run_name: str = "n_iter"
-    scale: tuple[str, ...] = ()
-
-    @property
-    def step_above_default(self) -> bool:
-        """The step is set above the estimator's default."""
-        return (self.step is not None and self.default is not None and self.default > 0
-                and self.step > self.default)
-
-    def step_text(self) -> str:
-        """``reduce <step_name>``, with its value and multiple when above the default."""
-        if not self.step_above_default:
-            return f"reduce {self.step_name}"
-        return (f"reduce {self.step_name} (now {self.step:.3g}, "
-                f"{self.step / self.default:.3g} times its default {self.default:.3g})")
-
-    @property
-    def step_far_below_default(self) -> bool:
-        """The step is set below a tenth of the estimator's default."""
-        return (self.step is not None and self.default is not None and self.default > 0
-                and self.step < 0.1 * self.default)
-
-    def causes(self, *more: str, run: bool = True) -> str:
-        """The likely causes, in order: the data's scale (when found), the step (too small
-        to move when set far below its default, else too large), the run's length (unless
-        ``run`` is False), then ``more``.
-
-        Examples
-        --------
-        >>> print(FitAdvice("step_size", 1e-6, 3.0, "n_burnin").causes(run=False))
-        ... # doctest: +NORMALIZE_WHITESPACE
-        Likely causes, in order: a step too small to move in this run: raise step_size (now
-        1e-06, 3.33e-07 times its default 3).
-        """
-        if self.step_far_below_default:
-            step = (f"a step too small to move in this run: raise {self.step_name} (now "
-                    f"{self.step:.3g}, {self.step / self.default:.3g} times its default "
-                    f"{self.default:.3g})")
-        else:
-            step = f"a step too large: {self.step_text()}"
-        items = [*self.scale, step,
-                 *([f"a run too short: raise {self.run_name}"] if run else []), *more]
-        return "Likely causes, in order: " + "; ".join(items) + "."
-
-    def measured(self) -> str:
-        """What was measured that bears on a divergence: the data's scale and a step above
-        its default; empty when neither."""
-        found = list(self.scale)
-        if self.step_above_default:
-            found.append(f"{self.step_name}={self.step:.3g}, "
-                         f"{self.step / self.default:.3g} times its default {self.default:.3g}")
-        return ("Measured: " + "; ".join(found) + ".") if found else ""
-
-
-def _columns(columns: list[int]) -> str:
-    shown = columns[:MAX_NAMED_COLUMNS]
-    more = len(columns) - len(shown)
-    return f"{shown}" + (f" and {more} more" if more > 0 else "")
-
-
-def scale_warnings(X: np.ndarray, y: np.ndarray | None = None
-                   ) -> tuple[list[SamplerWarning], tuple[str, ...]]:
-    """Inputs ``X`` (and targets ``y``, given only with ``normalize_y=False``) far from unit
-    scale: columns whose root mean square exceeds :data:`SCALE_HIGH` or whose standard
-    deviation is below :data:`SCALE_LOW` (constant columns aside).
-
-    Returns the ``"scale"`` warnings (:class:`~skfbnn.exceptions.DataScaleWarning`) and a
-    short note per finding for the other messages (:class:`FitAdvice`).
-
-    Examples
-    --------
-    >>> X = np.c_[np.linspace(-1, 1, 50), 1e6 * np.linspace(-1, 1, 50)]
-    >>> found, notes = scale_warnings(X)
-    >>> [w.kind for w in found], found[0].extra["large"]
-    (['scale'], [1])
-    >>> scale_warnings(np.c_[np.linspace(-1, 1, 50)])
-    ([], ())
-    """
-    found, notes = [], []
-    for what, data in (("X", X), ("y", y)):
-        if data is None:
-            continue
-        data = np.asarray(data, dtype=np.float64).reshape(len(data), -1)
-        rms = np.sqrt(np.mean(data**2, axis=0))
-        std = data.std(axis=0)
-        n, eps = len(data), np.finfo(np.float64).eps
-        constant = std**2 <= n * eps * std**2 + (n * np.abs(data.mean(0)) * eps) ** 2
-        large = np.flatnonzero(rms > SCALE_HIGH).tolist()
-        small = np.flatnonzero((std < SCALE_LOW) & ~constant & (rms <= SCALE_HIGH)).tolist()
-        if not large and not small:
-            continue
-        parts, short = [], []
-        if large:
-            peak = np.abs(data[:, large]).max(0)
-            bulk = _trimmed_rms(data[:, large])
-            outliers = [c for c, b, r in zip(large, bulk, rms[large], strict=True)
-                        if b < 0.1 * r]
-            parts.append(
-                f"{what} column(s) {_columns(large)} have a root mean square of "
-                f"{_values(rms[large])} (largest |value| {_values(peak)})"
-                + (f"; in column(s) {_columns(outliers)} a few rows hold nearly all of it "
-                   "(outlying rows: remove or clip them)" if outliers else ""))
-            short.append(f"{what} column(s) {_columns(large)} of root mean square up to "
-                         f"{float(rms[large].max()):.3g}")
-        if small:
-            parts.append(f"{what} column(s) {_columns(small)} vary by a standard deviation "
-                         f"of only {_values(std[small])}")
-            short.append(f"{what} column(s) {_columns(small)} of standard deviation down to "
-                         f"{float(std[small].min()):.3g}")
-        if what == "X":
-            remedy = (
-                "Every estimator here assumes inputs of about unit scale (its weight prior "
-                "and initialisation; the NTK parameterisation of pCN, pCNL and MALA): "
-                "standardise X, e.g. make_pipeline(StandardScaler(), estimator).")
-        else:
-            remedy = (
-                "With normalize_y=False the network, its priors and the noise prior work on "
-                "the targets as given, and they assume targets of about unit scale: use "
-                "normalize_y=True (the default), which standardises y and maps the "
-                "predictions back.")
-        found.append(SamplerWarning(
-            "scale",
-            "; ".join(parts) + f" (unit scale: a root mean square up to {SCALE_HIGH:g} and a "
-            f"standard deviation of at least {SCALE_LOW:g}). " + remedy,
-            extra={"what": what, "large": large, "small": small, "rms": rms, "std": std},
-            category=DataScaleWarning))
-        notes.append(("inputs far from unit scale: " if what == "X" else
-                      "targets far from unit scale with normalize_y=False: ")
-                     + ", ".join(short))
-    return found, tuple(notes)
-
-
-def _values(a: np.ndarray) -> str:
-    shown = [f"{float(v):.3g}" for v in a[:MAX_NAMED_COLUMNS]]
-    return ", ".join(shown) + (" ..." if len(a) > MAX_NAMED_COLUMNS else "")
-
-
-def _trimmed_rms(data: np.ndarray) -> np.ndarray:
-    """Root mean square of each column without its largest 1% of rows by magnitude (at
-    least one row): far below the whole column's when a few rows hold its scale."""
-    n = len(data)
-    keep = max(1, n - max(1, n // 100))
-    mags = np.sort(np.abs(data), axis=0)[:keep]
-    return np.sqrt(np.mean(mags**2, axis=0))
-
-
 def check_rows(n_rows: int) -> np.ndarray:
     """Up to :data:`MAX_CHECK_ROWS` evenly spaced training rows.
 

@@ -34,8 +34,9 @@ from ..device import (
     torch_state_kept,
 )
 from ..diagnostics import SamplerWarning
+from ..diagnostics.advice import FitAdvice
 from ..diagnostics.fit import chain_diagnostics, optimisation_diagnostics
-from ..diagnostics.health import FitAdvice, scale_warnings
+from ..diagnostics.scale import scale_warnings
 from ..exceptions import DivergenceError
 from ..inference.families import FAMILIES, sampler_lengths
 from ..inference.fit import build_problem, infer
@@ -240,7 +241,7 @@ class BayesianNetBase(BaseEstimator):
 
         ``outputs(rows)`` gives every draw's network outputs at inputs ``rows``; ``X``
         holds the validated training inputs, ``yt`` the encoded targets; ``advice`` (a
-        :class:`~skfbnn.diagnostics.health.FitAdvice`) the likely causes the messages
+        :class:`~skfbnn.diagnostics.advice.FitAdvice`) the likely causes the messages
         list. Returns entries for ``diagnostics_``; its ``"warnings"`` come first there.
         """
         return {"warnings": []}

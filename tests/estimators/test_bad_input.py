@@ -16,8 +16,10 @@ import pytest
 import torch
 
 import skfbnn
+from skfbnn.diagnostics.advice import FitAdvice
 from skfbnn.diagnostics.fit import optimisation_diagnostics
-from skfbnn.diagnostics.health import FitAdvice, classification_checks, scale_warnings
+from skfbnn.diagnostics.health import classification_checks
+from skfbnn.diagnostics.scale import scale_warnings
 from skfbnn.exceptions import DataScaleWarning, PoorFitWarning, SamplerDivergenceWarning
 
 from ..conftest import FAST
