@@ -8,13 +8,12 @@ from sklearn.metrics import log_loss, roc_auc_score
 
 from skfbnn.bench.classification import (
     ClassificationTask,
-    MLPEnsembleClassifier,
     apply_shift,
     classification_metrics,
     draw_probabilities,
-    make_classifier,
     ood_data,
 )
+from skfbnn.bench.classifiers import MLPEnsembleClassifier, make_classifier
 from skfbnn.metrics import mutual_information, predictive_entropy
 from tests.conftest import FAST, SHARED_DATA
 
