@@ -9,7 +9,7 @@ offline afterwards; the ``load_*`` functions read a local folder and never downl
 from __future__ import annotations
 
 from skfbnn.datasets._download import ChecksumError, DownloadError, get_data_home
-from skfbnn.datasets.fetch import fetch_mnist1d, fetch_mushroom, fetch_uci
+from skfbnn.datasets._fetch import fetch_mnist1d, fetch_mushroom, fetch_uci
 from skfbnn.datasets.mnist1d import load_mnist1d
 from skfbnn.datasets.mushroom import MUSHROOM_FEATURES, load_mushroom
 from skfbnn.datasets.synthetic import make_oscillation, oscillation_function

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.error import HTTPError
+from urllib.parse import urlsplit
 from urllib.request import Request, urlopen
 
 from ._checksums import DATA_HOME_SHA256
@@ -28,6 +30,7 @@ DATA_HOME_ENV = "SKFBNN_DATA"
 DATA_URL_ENV = "SKFBNN_DATA_URL"
 DEFAULT_DATA_HOME = Path("~") / "skfbnn_data"
 _TIMEOUT_S = 60
+_SCHEMES = ("https", "http", "file")
 _CHUNK = 1 << 16
 _logger = logging.getLogger("skfbnn.datasets")
 
@@ -84,9 +87,14 @@ def base_url_or_env(base_url: str | None) -> str | None:
     """The mirror's base URL: ``base_url``, else ``$SKFBNN_DATA_URL``, else None."""
     if base_url is None:
         base_url = os.environ.get(DATA_URL_ENV) or None
-    if base_url is not None and not isinstance(base_url, str):
-        raise ValueError(f"base_url must be a URL string or None. Got {base_url!r}.")
-    return base_url.rstrip("/") if base_url else None
+    if base_url is None:
+        return None
+    if not isinstance(base_url, str) or urlsplit(base_url).scheme not in _SCHEMES:
+        raise ValueError(
+            f"The mirror address (base_url or {DATA_URL_ENV}) must start with one of "
+            f"{', '.join(s + '://' for s in _SCHEMES)}. Got {base_url!r}."
+        )
+    return base_url.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -142,10 +150,9 @@ def _download(url: str, folder: Path, hint: str) -> tuple[Path, str]:
             os.unlink(name)
         if isinstance(exc, OSError | http.client.HTTPException):
             reason = getattr(exc, "reason", None) or exc
+            if isinstance(exc, HTTPError):
+                reason = f"HTTP {exc.code} {reason}"
             raise DownloadError(f"Could not download {url} ({reason}). {hint}") from exc
-        if isinstance(exc, ValueError):  # "unknown url type": a malformed base URL
-            raise ValueError(f"Cannot download {url!r}: {exc}. Check {DATA_URL_ENV} "
-                             "or base_url.") from exc
         raise
     return Path(name), digest.hexdigest()
 
@@ -217,7 +224,7 @@ def ensure_files(files: Sequence[RemoteFile], data_home: str | os.PathLike | Non
             f"{len(missing)} data file(s) missing from {str(home)!r}, e.g. "
             f"{str(home / missing[0].path)!r}, and download_if_missing is False."
         )
-    base_url = base_url_or_env(base_url)
+    base_url = base_url_or_env(base_url) if missing else None
     if missing:
         _logger.info("downloading %d file(s) from %s into %s", len(missing),
                      base_url or "the public sources", home)
