@@ -367,3 +367,23 @@ def test_public_pickle_layout_is_read(tmp_path):
         assert npz.files == ["x", "y", "x_test", "y_test", "t",
                              "templates_x", "templates_t", "templates_y"]
         np.testing.assert_array_equal(npz["templates_x"], np.eye(2))
+
+
+@needs_shared
+def test_benchmark_tasks_fetch_without_a_data_folder(tmp_path, monkeypatch):
+    from skfbnn.bench.bandit import BanditTask
+    from skfbnn.bench.classification import ood_data
+    from skfbnn.bench.tasks import _load_regression
+
+    served = SHARED_DATA.resolve().as_uri()
+    monkeypatch.setenv("SKFBNN_DATA_URL", served)
+    X, y, splits = _load_regression("yacht", None, 2)
+    assert X.shape == (308, 6) and len(splits) == 2
+    assert len(ood_data("mnist1d", 0)["X_out"]) > 0
+    task = BanditTask(["uniform"], n_seeds=1, horizon=64)
+    (record,) = task.run_cell(task.cells()[0])["records"]
+    assert record["horizon"] == 64
+    home = tmp_path / "user" / "skfbnn_data"
+    assert (home / "uci" / "yacht" / "data.txt").is_file()
+    assert (home / "mnist1d" / "mnist1d_data.npz").is_file()
+    assert (home / "mushroom" / "agaricus-lepiota.data").is_file()
