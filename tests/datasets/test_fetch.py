@@ -141,8 +141,14 @@ def test_remote_files_and_pinned_urls():
                          "6eb4497628d12b0f300f4b4f6bdc386bebad565c/UCI_Datasets/yacht/data/"
                          "data.txt")
     assert first.source_sha256 == DATA_HOME_SHA256["uci/yacht/data.txt"]
-    for f in remote_files("mushroom") + remote_files("mnist1d"):
-        assert f.url.startswith("https://raw.githubusercontent.com/") and len(f.source_sha256) == 64
+    assert [f.url for f in remote_files("mushroom")] == [
+        "https://raw.githubusercontent.com/liyorkl/mushroom-classification-decision-tree/"
+        f"20882fb347a5c749f53c41097ce586c55e691dc1/data/agaricus-lepiota.{ext}"
+        for ext in ("data", "names")]
+    (mnist1d,) = remote_files("mnist1d")
+    assert mnist1d.url == ("https://raw.githubusercontent.com/greydanus/mnist1d/"
+                           "7878d96082abd200c546a07a4101fa90b30fdf7e/mnist1d_data.pkl")
+    assert mnist1d.source_sha256.startswith("e95257676e9fb045")
     with pytest.raises(ValueError, match="Unknown UCI dataset 'nope'.*yacht"):
         fetch_uci("nope")
 
