@@ -11,16 +11,21 @@ is kept. The sources, pinned to one commit each so that their bytes cannot chang
   those of the public files.
 * **Mushroom**: ``data/agaricus-lepiota.data`` and ``.names`` of GitHub
   ``liyorkl/mushroom-classification-decision-tree`` at commit ``20882fb``. That ``.data``
-  file has a header line added in front of the 8124 UCI rows (no public copy without it
-  was found at a pinned address), so the download is checked against the digest of the
-  public file, its header line is dropped, and the result is checked against the digest
-  of the header-less file that is stored.
+  file has a header line added in front of the 8124 UCI rows. No copy without it was
+  found at an address pinned to a version (the UCI archive's files are not versioned, and
+  their digest could not be confirmed when the table was made), so the download is
+  checked against the digest of the public file, its header line is dropped, and the
+  result is checked against the digest of the header-less file that is stored.
 * **MNIST-1D**: ``mnist1d_data.pkl`` of GitHub ``greydanus/mnist1d`` at commit
-  ``7878d96`` (the file the ``mnist1d`` package itself downloads), checked against the
-  digest of that pickle. It is read with an unpickler that only builds NumPy arrays and
-  stored as ``mnist1d/mnist1d_data.npz``, so :func:`load_mnist1d` never unpickles. The
-  ``.npz`` bytes depend on NumPy's writer, so they are not checked a second time; the
-  arrays are those of the verified pickle.
+  ``7878d96`` (the file that the ``mnist1d`` package's ``get_dataset()`` downloads from
+  the repository's main branch), checked against the digest of that pickle. It is read
+  with an unpickler that only builds NumPy arrays and stored as
+  ``mnist1d/mnist1d_data.npz``, so :func:`load_mnist1d` never unpickles. The ``.npz``
+  bytes depend on NumPy's writer (with NumPy 2.4 they match the digest recorded for a
+  mirror's copy), so they are not checked a second time; the arrays are those of the
+  verified pickle.
+
+Every digest was computed from the files at the pinned commits.
 
 A mirror (``base_url=`` or the environment variable ``SKFBNN_DATA_URL``: an
 ``http(s)://`` or ``file://`` address) serves a data home as it is stored, e.g.
