@@ -239,7 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "all for UCI), repetitions (classification, default 5) or seeds "
                             "(bandit, default 3)")
     bench.add_argument("--data-home", default=None,
-                       help="folder holding the data sets (or set SKFBNN_DATA_HOME)")
+                       help="folder holding the data sets (or set SKFBNN_DATA_HOME); with "
+                            "neither, UCI, MNIST-1D and Mushroom are downloaded once into "
+                            "$SKFBNN_DATA or ~/skfbnn_data")
     bench.add_argument("--out", default=None, help="CSV file; existing records are skipped")
     bench.add_argument("--device", default="auto")
     bench.add_argument("--seed", type=int, default=0,

@@ -352,8 +352,10 @@ class BanditTask(Task):
 
     def run_cell(self, cell: dict) -> dict[str, list[dict]]:
         from ..datasets import load_mushroom
+        from ..datasets._fetch import data_home_or_fetch
 
-        X, y = load_mushroom(data_home=self.data_home, return_X_y=True)
+        data_home = data_home_or_fetch(self.data_home, "mushroom")  # none given: download once
+        X, y = load_mushroom(data_home=data_home, return_X_y=True)
         tic = time.perf_counter()
         result = run_bandit(self.policy(cell["method"], cell["seed"]), X, y,
                             horizon=self.horizon, p=self.p, seed=cell["seed"],

@@ -81,7 +81,9 @@ def ood_data(dataset: str, k: int, *, data_home=None, id_classes=tuple(range(5))
     ids = np.asarray(id_classes)
     if dataset == "mnist1d":
         from ..datasets import load_mnist1d
+        from ..datasets._fetch import data_home_or_fetch
 
+        data_home = data_home_or_fetch(data_home, "mnist1d")  # no folder given: download once
         X, y, X_test, y_test = load_mnist1d(data_home=data_home, return_X_y=True)
         train, inside = np.isin(y, ids), np.isin(y_test, ids)
         return dict(X_train=X[train], y_train=y[train], X_in=X_test[inside],

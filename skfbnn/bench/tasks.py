@@ -182,7 +182,9 @@ def _load_regression(dataset: str, data_home: str | None, n_splits: int | None):
         cv = KFold(n_splits or 5, shuffle=True, random_state=0)
         return X, y, list(cv.split(X))
     from ..datasets import UCISplits, load_uci
+    from ..datasets._fetch import data_home_or_fetch
 
+    data_home = data_home_or_fetch(data_home, dataset)  # no folder given: download once
     X, y = load_uci(dataset, data_home=data_home, return_X_y=True)
     return X, y, list(UCISplits(dataset, data_home=data_home, n_splits=n_splits).split(X))
 

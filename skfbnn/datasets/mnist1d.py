@@ -3,7 +3,8 @@
 ``<data_home>/mnist1d/mnist1d_data.npz`` (or ``<data_home>/mnist1d_data.npz``)
 holds the canonical release re-saved without pickles: ``x`` (4000, 40), ``y``,
 ``x_test`` (1000, 40), ``y_test`` and the signal grid ``t``. Nothing is
-downloaded: set ``data_home`` or the ``SKFBNN_DATA_HOME`` environment variable.
+downloaded here: set ``data_home`` or the ``SKFBNN_DATA_HOME`` environment variable,
+or use :func:`fetch_mnist1d`, which downloads the data into a folder of this layout.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
 (``e`` edible, ``p`` poisonous), columns 1-22 the features. Each feature is
 one-hot encoded over the letters that occur in it (``?``, the missing stalk
 root, is a category of its own), which gives 117 binary columns on the UCI
-file. Nothing is downloaded: set ``data_home`` or ``SKFBNN_DATA_HOME``.
+file. Nothing is downloaded here: set ``data_home`` or ``SKFBNN_DATA_HOME``, or use
+:func:`fetch_mushroom`, which downloads the data into a folder of this layout.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 ``<data_home>/<name>/`` holds whitespace-separated text files: ``data.txt``,
 ``index_features.txt`` / ``index_target.txt`` (0-based columns),
 ``index_train_K.txt`` / ``index_test_K.txt`` (0-based rows of split K) and
-``n_splits.txt``. Nothing is downloaded: set ``data_home`` or the
-``SKFBNN_DATA_HOME`` environment variable.
+``n_splits.txt``. Nothing is downloaded here: set ``data_home`` or the
+``SKFBNN_DATA_HOME`` environment variable, or use :func:`fetch_uci`, which downloads
+the standard sets into a folder of this layout.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def resolve_data_home(data_home: PathLike | None = None) -> Path:
         raise ValueError(
             "No data folder given: pass data_home=... or set the environment "
             f"variable {_ENV_VAR} to the folder that holds one sub-folder per "
-            "dataset (e.g. shared/data/uci). Nothing is downloaded."
+            "dataset (e.g. shared/data/uci). Nothing is downloaded here: "
+            "fetch_uci, fetch_mnist1d and fetch_mushroom download the data."
         )
     path = Path(data_home).expanduser()
     if not path.is_dir():
