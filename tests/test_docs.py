@@ -5,7 +5,7 @@ Three checks, on the Markdown and Python sources and on every file a page includ
 - no work-log words: the pages describe the package as it is; how it got there belongs in the
   changelog (``docs/changelog.md`` is exempt);
 - no table wider than a page: a Markdown table of more than ``MAX_COLUMNS`` columns fails
-  unless it sits in a ``:::{div} wide-table`` container, which scrolls sideways;
+  unless it sits in a ``:::{container} wide-table`` container, which scrolls sideways;
 - no path into the workspace around the repository (``../shared``): a user does not have it.
 """
 
@@ -126,7 +126,7 @@ def test_no_work_log_words(path):
 @pytest.mark.parametrize("path", [p for p in PAGES if p.suffix == ".md"], ids=_id)
 def test_tables_fit_the_page(path):
     found = wide_tables(path.read_text(encoding="utf-8"))
-    assert not found, (f"{_id(path)}: split the table or put it in a ':::{{div}} wide-table' "
+    assert not found, (f"{_id(path)}: split the table or put it in a ':::{{container}} wide-table' "
                        "container:\n" + "\n".join(found))
 
 
@@ -144,6 +144,6 @@ def test_the_checks_catch_what_they_are_for():
     assert not work_words("SGHMC is the sampler to start with, since it is calibrated.")
     row = "|" + "---|" * 10
     assert wide_tables(f"| a |\n{row}\n")
-    assert not wide_tables(f":::{{div}} wide-table\n| a |\n{row}\n:::\n")
+    assert not wide_tables(f":::{{container}} wide-table\n| a |\n{row}\n:::\n")
     assert not wide_tables("|" + "---|" * 9 + "\n")
     assert not wide_tables(f"```text\n{row}\n```\n")
