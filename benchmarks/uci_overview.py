@@ -102,11 +102,16 @@ def markdown(summary: dict, column: str, methods=None, anchors: bool = True) -> 
         if (d in GP_ARTEFACT and "exact GP" in methods and (d, "exact GP") in summary
                 and column != "fit_time"):
             i = methods.index("exact GP")
-            cells[i] = f"({cells[i]}: duplicates)"
+            cells[i] = f"({cells[i]}) \\*"
         if anchors:
             cells += [f"{table[d][index]:.2f}" if column in ("test_ll", "rmse") else "–"
                       for table in (MC_DROPOUT, DEEP_ENSEMBLES)]
         lines.append(f"| {SHORT.get(d, d)} | " + " | ".join(cells) + " |")
+    if ("exact GP" in methods and column != "fit_time"
+            and any((d, "exact GP") in summary for d in GP_ARTEFACT)):
+        lines += ["", "\\* " + ", ".join(SHORT.get(d, d) for d in GP_ARTEFACT)
+                  + ": not comparable, the exact GP interpolates test rows that duplicate"
+                  " training rows (see \"The exact GP\")."]
     return "\n".join(lines)
 
 

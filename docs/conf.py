@@ -100,6 +100,9 @@ html_theme_options = {
     # The top bar: the user's pages, then benchmarks, experiments and the changelog; the
     # rest (FAQ, glossary, citing, contributing) in its "More" menu.
     "header_links_before_dropdown": 8,
+    # the search as an icon, so that the eight links fit on one line at 1400 px
+    "navbar_persistent": [],
+    "navbar_end": ["search-button", "theme-switcher", "navbar-icon-links"],
     "show_toc_level": 2,
     "navigation_with_keys": False,
     # "Choosing a method" is one wide decision table: it gets the whole width.
@@ -109,7 +112,11 @@ html_theme_options = {
 }
 if REPOSITORY_URL:
     html_theme_options["github_url"] = REPOSITORY_URL
-html_sidebars = {"index": [], "changelog": [], "getting_started": [], "choosing": []}
+# Pages without sub-pages get no (empty) section navigation on the left: the width goes to
+# the tables.
+html_sidebars = {page: [] for page in (
+    "index", "changelog", "getting_started", "choosing", "benchmarks", "experiments", "faq",
+    "glossary", "citing")}
 html_context = {"default_mode": "light"}
 
 # -- Gallery -----------------------------------------------------------------
