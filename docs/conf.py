@@ -68,6 +68,10 @@ templates_path = ["_templates"]
 # ``[text](page.md#anchor)`` links resolve.
 myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "amsmath"]
 myst_dmath_double_inline = True
+# MathJax comes from Sphinx's default CDN; SKFBNN_MATHJAX_PATH points at a local copy instead
+# (a site read offline: e.g. the tex-chtml.js of the npm package "mathjax", version 3).
+if os.environ.get("SKFBNN_MATHJAX_PATH"):
+    mathjax_path = os.environ["SKFBNN_MATHJAX_PATH"]
 myst_heading_anchors = 3
 
 # -- API reference (autosummary + numpydoc) ----------------------------------
