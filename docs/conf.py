@@ -109,8 +109,9 @@ html_theme_options = {
     "navbar_end": ["search-button", "theme-switcher", "navbar-icon-links"],
     "show_toc_level": 2,
     "navigation_with_keys": False,
-    # "Choosing a method" is one wide decision table: it gets the whole width.
-    "secondary_sidebar_items": {"**": ["page-toc"], "choosing": []},
+    # "Choosing a method" is one wide decision table: it gets the whole width, and so does
+    # the user guide's index, one wide table of the estimators.
+    "secondary_sidebar_items": {"**": ["page-toc"], "choosing": [], "user_guide/index": []},
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
@@ -297,7 +298,7 @@ def _committed_figures(app, docname, source):
     if entry is None or _executed(stem):
         return
     lines = source[0].split("\n")
-    starts = [i for i, line in enumerate(lines) if line.startswith(".. code-block::")]
+    starts = [i for i, line in enumerate(lines) if line.startswith(".. code-block:: Python")]
     inserts: dict[int, list[str]] = {}
     for blocks, name in entry["figures"]:
         if not 0 < blocks <= len(starts):

@@ -53,7 +53,7 @@ epistemic = model[-1].predict_std(model[0].transform(grid), kind="epistemic")
 # outside the data, where the data say nothing about the function.
 
 x = grid.ravel()
-fig, ax = plt.subplots(figsize=(8, 4.5))
+fig, ax = plt.subplots(figsize=(8, 5))
 ax.fill_between(x, mean - 2 * std, mean + 2 * std, color="tab:blue", alpha=0.2,
                 label="mean ± 2 sd, total")
 ax.fill_between(x, mean - 2 * epistemic, mean + 2 * epistemic, color="tab:blue", alpha=0.35,
@@ -64,7 +64,7 @@ ax.scatter(X.ravel(), y, color="k", s=14, zorder=3, label="data")
 ax.set_xlabel("x")
 ax.set_ylabel("y")
 ax.set_ylim(-5, 5)
-ax.legend(loc="lower left", fontsize=9, ncol=2)
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=9, ncol=5, frameon=False)
 ax.set_title("FunctionalSGHMCRegressor at its defaults")
 fig.tight_layout()
 
