@@ -64,7 +64,7 @@ ax.scatter(X.ravel(), y, color="k", s=14, zorder=3, label="data")
 ax.set_xlabel("x")
 ax.set_ylabel("y")
 ax.set_ylim(-5, 5)
-ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize=9, ncol=5, frameon=False)
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), fontsize=9, ncol=3, frameon=False)
 ax.set_title("FunctionalSGHMCRegressor at its defaults")
 fig.tight_layout()
 
