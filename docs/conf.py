@@ -297,6 +297,8 @@ def _committed_figures(app, docname, source):
     entry = _gallery_manifest().get(stem)
     if entry is None or _executed(stem):
         return
+    # re-read the page in an incremental build when the committed figures change
+    app.env.note_dependency(str(GALLERY_FIGURES / "figures.json"))
     lines = source[0].split("\n")
     starts = [i for i, line in enumerate(lines) if line.startswith(".. code-block:: Python")]
     inserts: dict[int, list[str]] = {}
@@ -319,6 +321,8 @@ def _committed_figures(app, docname, source):
 
 
 def setup(app):
+    # Which examples run decides what their pages show: a change of SKFBNN_GALLERY rereads them.
+    app.add_config_value("skfbnn_gallery_mode", GALLERY_MODE, "env")
     app.connect("autodoc-process-docstring", _quote_docstring)
     app.connect("source-read", _adjust_links)
     # after sphinx-gallery's own builder-inited handler, which writes the placeholders
