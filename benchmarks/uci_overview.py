@@ -4,11 +4,14 @@ Reads the records of the UCI grid (``benchmarks/results/uci/<method>.csv``, one 
 method, written by ``benchmarks/uci.py``; the exact GP's by ``benchmarks/exact_gp_uci.py``)
 and the published anchors (``published.py``), and writes
 
-- a markdown table per column (test log-likelihood, RMSE, 95% coverage): one row per data set,
-  one column per method, mean +- standard error over the splits run (the number of splits in
-  brackets where a method has fewer than the data set's standard ones);
-- a figure: one panel per data set, every method's test log-likelihood with its standard error,
-  the published MC dropout and Deep Ensembles values and the exact GP as horizontal lines;
+- two markdown tables per column (test log-likelihood, RMSE, 95% coverage), the samplers in
+  one and the variational methods, ensembles and exact GP in the other, each with the published
+  baselines, so that each fits the width of a page (at most nine columns): one row per data set, one column per method, mean +-
+  standard error over the splits run (the number of splits in brackets where a method has fewer
+  than the data set's standard ones);
+- a figure: one panel per data set (two rows of panels), every method's test log-likelihood
+  with its standard error, the published MC dropout and Deep Ensembles values and the exact GP
+  as vertical lines;
 - with ``--ranks FILE``, each method's rank by mean test log-likelihood on each data set
   (1 = highest; the exact GP and the published anchors left out; many neighbours differ by
   less than a standard error);
@@ -81,21 +84,45 @@ def _cell(stats, column: str, dataset: str) -> str:
     return text if n == STANDARD_SPLITS.get(dataset, 20) else f"{text} ({n})"
 
 
-def markdown(summary: dict, column: str) -> str:
-    """One row per data set, one column per method, then the published anchors."""
-    methods = [*METHODS, "exact GP"]
-    lines = ["| data set | " + " | ".join(methods) + " | MC dropout | Deep Ensembles |",
-             "|---|" + "---|" * (len(methods) + 2)]
+SAMPLERS = ("SGLD", "fSGLD", "SGHMC", "fSGHMC", "pCN", "pCNL")
+"""The methods of the first table of each column; the others and the exact GP make the second."""
+
+
+def markdown(summary: dict, column: str, methods=None, anchors: bool = True) -> str:
+    """One row per data set, one column per method (``methods``: the default all of
+    ``METHODS`` and the exact GP), then the published anchors when ``anchors``."""
+    methods = [*METHODS, "exact GP"] if methods is None else list(methods)
+    published = (" | MC dropout | Deep Ensembles" if anchors else "")
+    lines = ["| data set | " + " | ".join(methods) + published + " |",
+             "|---|" + "---|" * (len(methods) + (2 if anchors else 0))]
     index = 1 if column == "test_ll" else 0
     for d in DATASETS:
         cells = [_cell(summary[(d, m)], column, d) if (d, m) in summary else "–"
                  for m in methods]
-        if d in GP_ARTEFACT and (d, "exact GP") in summary and column != "fit_time":
-            cells[-1] = f"({cells[-1]}: duplicates)"
-        anchors = [f"{table[d][index]:.2f}" if column in ("test_ll", "rmse") else "–"
-                   for table in (MC_DROPOUT, DEEP_ENSEMBLES)]
-        lines.append(f"| {SHORT.get(d, d)} | " + " | ".join(cells + anchors) + " |")
+        if (d in GP_ARTEFACT and "exact GP" in methods and (d, "exact GP") in summary
+                and column != "fit_time"):
+            i = methods.index("exact GP")
+            cells[i] = f"({cells[i]}) \\*"
+        if anchors:
+            cells += [f"{table[d][index]:.2f}" if column in ("test_ll", "rmse") else "–"
+                      for table in (MC_DROPOUT, DEEP_ENSEMBLES)]
+        lines.append(f"| {SHORT.get(d, d)} | " + " | ".join(cells) + " |")
+    if ("exact GP" in methods and column != "fit_time"
+            and any((d, "exact GP") in summary for d in GP_ARTEFACT)):
+        lines += ["", "\\* " + ", ".join(SHORT.get(d, d) for d in GP_ARTEFACT)
+                  + ": not comparable, the exact GP interpolates test rows that duplicate"
+                  " training rows (see \"The exact GP\")."]
     return "\n".join(lines)
+
+
+def split_markdown(summary: dict, column: str, title: str) -> str:
+    """``title`` over two tables, the samplers and then the other methods, each with the
+    published anchors (test log-likelihood and RMSE)."""
+    others = [m for m in [*METHODS, "exact GP"] if m not in SAMPLERS]
+    anchors = column in ("test_ll", "rmse")
+    return (f"{title}: samplers\n\n{markdown(summary, column, SAMPLERS, anchors)}\n\n"
+            f"{title}: variational methods, ensembles and exact GP\n\n"
+            f"{markdown(summary, column, others, anchors)}")
 
 
 def ranks(summary: dict) -> str:
@@ -113,7 +140,8 @@ def ranks(summary: dict) -> str:
 
 
 def plot(summary: dict, path: Path) -> None:
-    """One panel per data set: test log-likelihood +- s.e. per method, anchors as lines."""
+    """One panel per data set in two rows: test log-likelihood +- s.e. per method (one row of
+    the panel each, the same order in every panel), the anchors as vertical lines."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -122,26 +150,38 @@ def plot(summary: dict, path: Path) -> None:
     colors = {"SG-MCMC": "tab:blue", "MH": "tab:purple", "VI": "tab:orange",
               "ensemble": "tab:green"}
     methods = list(METHODS)
-    fig, axes = plt.subplots(1, len(DATASETS), figsize=(2.6 * len(DATASETS), 3.8))
-    for ax, d in zip(axes, DATASETS, strict=True):
+    ncols = 4
+    fig, axes = plt.subplots(2, ncols, figsize=(13, 8.5), sharey=True)
+    flat = axes.ravel()
+    for ax, d in zip(flat, DATASETS):
         for i, m in enumerate(methods):
             if (d, m) in summary:
                 mean, se, _ = summary[(d, m)]["test_ll"]
-                ax.errorbar(i, mean, yerr=se, fmt="o", ms=4, capsize=2,
+                ax.errorbar(mean, i, xerr=se, fmt="o", ms=6, capsize=3,
                             color=colors[FAMILY[m]])
-        ax.axhline(MC_DROPOUT[d][1], color="0.5", ls="--", lw=1, label="MC dropout")
-        ax.axhline(DEEP_ENSEMBLES[d][1], color="0.2", ls=":", lw=1.2, label="Deep Ensembles")
+        ax.axvline(MC_DROPOUT[d][1], color="0.5", ls="--", lw=1.5, label="MC dropout")
+        ax.axvline(DEEP_ENSEMBLES[d][1], color="0.2", ls=":", lw=2, label="Deep Ensembles")
         if (d, "exact GP") in summary and d not in GP_ARTEFACT:
-            ax.axhline(summary[(d, "exact GP")]["test_ll"][0], color="tab:red", lw=1,
+            ax.axvline(summary[(d, "exact GP")]["test_ll"][0], color="tab:red", lw=1.5,
                        label="exact GP")
-        ax.set_xticks(range(len(methods)), methods, rotation=90, fontsize=7)
-        ax.set_title(SHORT.get(d, d), fontsize=9)
-        ax.tick_params(axis="y", labelsize=7)
-    axes[0].set_ylabel("test log-likelihood (higher is better)")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.93))
-    fig.savefig(path, dpi=120)
+        ax.set_yticks(range(len(methods)), methods, fontsize=12)
+        ax.set_title(SHORT.get(d, d), fontsize=14)
+        ax.tick_params(axis="x", labelsize=11)
+        ax.xaxis.set_major_locator(plt.MaxNLocator(4))
+        ax.grid(axis="y", color="0.92")
+    flat[0].invert_yaxis()  # shared by every panel: the first method on top
+    for ax in axes[-1]:
+        ax.set_xlabel("test log-likelihood", fontsize=12)
+    # The eighth panel holds the legend: the lines and the method families' colours.
+    legend_ax = flat[len(DATASETS)]
+    legend_ax.axis("off")
+    handles, labels = flat[0].get_legend_handles_labels()
+    handles += [plt.Line2D([], [], marker="o", ls="", ms=7, color=c) for c in colors.values()]
+    labels += [{"MH": "Metropolis-Hastings", "VI": "variational"}.get(f, f) for f in colors]
+    legend_ax.legend(handles, labels, loc="center", fontsize=12, frameon=False,
+                     title="higher is better", title_fontsize=12)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
@@ -153,7 +193,7 @@ def main() -> None:
     parser.add_argument("--ranks", default=None, help="write the rank table here")
     args = parser.parse_args()
     summary = load()
-    text = "\n\n".join(f"{title}\n\n{markdown(summary, column)}" for title, column in (
+    text = "\n\n".join(split_markdown(summary, column, title) for title, column in (
         ("Test log-likelihood (original units)", "test_ll"), ("RMSE", "rmse"),
         ("95% coverage", "coverage95")))
     print(text)
@@ -165,8 +205,8 @@ def main() -> None:
         Path(args.ranks).write_text("Rank by mean test log-likelihood among the methods "
                                     "(1 = highest)\n\n" + ranks(summary) + "\n")
     if args.fit_times:
-        Path(args.fit_times).write_text("Mean fit time per split (s)\n\n"
-                                        + markdown(summary, "fit_time") + "\n")
+        Path(args.fit_times).write_text(
+            split_markdown(summary, "fit_time", "Mean fit time per split (s)") + "\n")
 
 
 if __name__ == "__main__":

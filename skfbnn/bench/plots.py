@@ -175,19 +175,31 @@ def regret_curves(curves: Sequence[dict], stem: Path, order: Sequence[str] = ())
             label = r["method"] if r["warm_start"] in ("n/a", "off") else (
                 f"{r['method']} (warm)")
             labels[label][int(r["step"])].append(float(r["regret"]))
-        fig, ax = plt.subplots(figsize=(6.0, 4.0))
-        for label in _ordered(labels, order):
+        fig, ax = plt.subplots(figsize=(8.0, 5.0))
+        # One colour per method (20 distinct ones), the warm-started run of a method in its
+        # colour with a dashed line and hollow markers: no two series look alike.
+        ordered = _ordered(labels, order)
+        methods = list(dict.fromkeys(label.removesuffix(" (warm)") for label in ordered))
+        palette = plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")
+        markers = "osD^v<>phX*"
+        for label in ordered:
             steps = np.array(sorted(labels[label]))
             values = [labels[label][s] for s in steps]
             mean = np.array([np.mean(v) for v in values])
             se = np.array([np.std(v, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else 0.0
                            for v in values])
-            (line,) = ax.plot(steps, mean, label=label, linewidth=1.2)
-            ax.fill_between(steps, mean - se, mean + se, color=line.get_color(), alpha=0.2)
-        ax.set_xlabel("step")
-        ax.set_ylabel("cumulative regret")
-        ax.set_title(f"Mushroom bandit, p = {p:g}", fontsize=10)
-        ax.legend(fontsize=7, ncol=2)
+            k = methods.index(label.removesuffix(" (warm)"))
+            warm = label.endswith(" (warm)")
+            color = palette(k % palette.N)
+            ax.plot(steps, mean, label=label, linewidth=1.6, color=color,
+                    linestyle="--" if warm else "-", marker=markers[k % len(markers)],
+                    markersize=5, markevery=max(1, len(steps) // 6),
+                    markerfacecolor="none" if warm else color)
+            ax.fill_between(steps, mean - se, mean + se, color=color, alpha=0.12)
+        ax.set_xlabel("step", fontsize=11)
+        ax.set_ylabel("cumulative regret", fontsize=11)
+        ax.set_title(f"Mushroom bandit, p = {p:g}", fontsize=12)
+        ax.legend(fontsize=9, ncol=2, loc="upper left")
         fig.tight_layout()
         path = stem.with_name(f"{stem.name}_regret_p{p:g}_h{horizon}.png")
         fig.savefig(path, dpi=110)
