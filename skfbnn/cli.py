@@ -142,8 +142,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    import importlib.util
-
     from .bench.report import (
         COLUMNS,
         check_one_setting,
@@ -180,8 +178,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.column not in COLUMNS:
             raise UsageError(f"--column must be one of {', '.join(COLUMNS)}. Got "
                              f"{args.column!r}.")
-        if importlib.util.find_spec("matplotlib") is None:
-            raise UsageError("--plot needs matplotlib: pip install 'skfbnn[plot]'.")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError("--plot needs matplotlib: pip install 'skfbnn[plot]'.") from None
     table = task_summary(task, records)
     print(table)
     if args.markdown:
@@ -197,7 +197,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmdmethods_of(args: argparse.Namespace) -> int:
+def cmd_methods(args: argparse.Namespace) -> int:
     from .inference.registry import METHODS
 
     for name, spec in METHODS.items():

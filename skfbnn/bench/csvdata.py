@@ -174,8 +174,9 @@ class CSVTask(RegressionTask):
 
         X, y, _ = load_csv(path, target)
         if y.dtype.kind not in "fi":
-            raise ValueError(f"target {target!r} holds text, so it cannot be a regression "
-                             "target; for class labels use --target-kind classification.")
+            raise ValueError(f"{str(path)!r}: target {target!r} holds text, so it cannot be a "
+                             "regression target; for class labels use --target-kind "
+                             "classification.")
         n = 5 if n_splits is None else n_splits
         if not (isinstance(n, int) and 2 <= n <= len(y)):
             raise ValueError(f"{str(path)!r} has {len(y)} rows: {n}-fold cross-validation "

@@ -66,7 +66,7 @@ TASK_BASELINES = {"classification": ("mlp", "mlp_ensemble"),
 
 
 def methods_of(value: str | None, task: str) -> list[str]:
-    from .inference.registry import METHODS
+    from ..inference.registry import METHODS
 
     if value is None:
         return list(TASK_METHODS[task])
@@ -86,8 +86,8 @@ def methods_of(value: str | None, task: str) -> list[str]:
 
 
 def datasets_of(value: str | None, task: str, data_home: str | None) -> list[str]:
-    from .datasets import UCI_DATASETS
-    from .datasets.uci import UCI_ALIASES
+    from ..datasets import UCI_DATASETS
+    from ..datasets.uci import UCI_ALIASES
 
     names = []
     for name in split_list(value) or split_list(TASK_DATASETS[task]):
@@ -104,7 +104,7 @@ def datasets_of(value: str | None, task: str, data_home: str | None) -> list[str
 
 def _uci_folder(name: str, data_home: str | None) -> bool:
     """Whether the data folder holds a data set of this name in the UCI format."""
-    from .datasets import resolve_data_home
+    from ..datasets import resolve_data_home
 
     try:
         home = resolve_data_home(data_home)
@@ -168,7 +168,7 @@ def check_bench_args(args: argparse.Namespace) -> None:
 
 
 def _check_device(device: str) -> None:
-    from .device import resolve_device
+    from ..device import resolve_device
 
     try:
         resolve_device(device)
