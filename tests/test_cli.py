@@ -403,3 +403,72 @@ def test_a_file_without_settings_columns_is_refused_and_still_reported(bench_csv
     assert "old.csv" in line and "without the columns" in line
     report, _ = _run(["report", str(path)])
     assert "| diabetes | sgld | 2 |" in report
+
+
+# ------------------------------------------------------------- any bad value (hypothesis)
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from skfbnn.cli import TASK_METHODS  # noqa: E402
+
+
+def _parses(text: str, kind) -> bool:
+    try:
+        kind(text)
+    except ValueError:
+        return False
+    return True
+
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=8)
+COUNTS = ["--n-splits", "--horizon", "--buffer-size", "--update-every", "--curve-every",
+          "--threads"]
+VALID_METHODS = {*METHODS, "all"}
+BAD_VALUES = st.one_of(
+    st.tuples(st.just([]), st.sampled_from(COUNTS), st.integers(max_value=0).map(str)),
+    st.tuples(st.just([]), st.just("--n-jobs"),
+              st.one_of(st.just(0), st.integers(max_value=-2)).map(str)),
+    st.tuples(st.just([]), st.just("--seed"), st.integers(max_value=-1).map(str)),
+    st.tuples(st.just([]), st.sampled_from([*COUNTS, "--n-jobs", "--seed"]),
+              TEXT.filter(lambda t: not _parses(t, int))),
+    st.tuples(st.just([]), st.just("--p"),
+              st.one_of(TEXT.filter(lambda t: not _parses(t, float)),
+                        st.floats().filter(lambda p: not 0 <= p <= 1).map(repr))),
+    st.tuples(st.just([]), st.just("--methods"),
+              st.text("abcdefgilmnsu_, ", max_size=12).filter(
+                  lambda t: not ({v.strip() for v in t.split(",") if v.strip()}
+                                 <= VALID_METHODS and t.strip(", ")))),
+    st.tuples(st.just(["--task", "classification"]), st.just("--id-classes"),
+              st.lists(st.integers(-3, 12), max_size=11).filter(
+                  lambda c: not (set(c) <= set(range(10)) and len(set(c)) == len(c)
+                                 and 2 <= len(c) < 10)).map(lambda c: ",".join(map(str, c)))),
+    st.tuples(st.just(["--methods", "sgld"]), st.just("--set"),
+              st.sampled_from(["n_burnin", "n_samples", "thinning", "n_chains"]).flatmap(
+                  lambda k: st.integers(max_value=-1).map(lambda v: f"{k}={v}"))),
+)
+
+
+def _check_bad_value(case):
+    before, option, value = case
+    line = _fail(["bench", *before, f"{option}={value}"])
+    assert line.startswith("skfbnn bench: error: ")
+    assert option in line or "parameter" in line, line  # names the option
+
+
+@settings(max_examples=50, deadline=None)
+@given(case=BAD_VALUES)
+def test_any_bad_option_value_is_one_line_and_exit_status_2(case):
+    _check_bad_value(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, deadline=None)
+@given(case=BAD_VALUES)
+def test_any_bad_option_value_is_one_line_and_exit_status_2_long(case):
+    _check_bad_value(case)
+
+
+def test_default_methods_are_registered_or_baselines():
+    for task, methods in TASK_METHODS.items():
+        assert methods and all(m in METHODS or m in ("mlp", "mlp_ensemble", "uniform",
+                                                      "greedy", "oracle") for m in methods)

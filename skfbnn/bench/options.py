@@ -143,6 +143,8 @@ def check_bench_args(args: argparse.Namespace) -> None:
     if n == 1 and kfold:
         raise UsageError("--n-splits must be at least 2 for k-fold cross-validation "
                          "(diabetes and CSV files). Got 1.")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative int. Got {args.seed}.")
     if not (args.n_jobs >= 1 or args.n_jobs == -1):
         raise UsageError(f"--n-jobs must be a positive int or -1. Got {args.n_jobs}.")
     if args.threads < 1:
