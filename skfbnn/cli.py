@@ -317,14 +317,23 @@ def _one_line_warnings() -> Iterator[None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``skfbnn`` command: 0 on success, 2 (with one line on stderr)
-    for a bad option or input."""
+    for a bad option or input.
+
+    A ``ValueError`` raised while the cells run (a data set that cannot be loaded, a fit
+    refusing its input) is one line too, exit status 1; set the environment variable
+    ``SKFBNN_DEBUG=1`` to see its traceback.
+    """
+    import os
+
     args = build_parser().parse_args(argv)
     try:
         with _one_line_warnings():
             return args.func(args)
     except (UsageError, ValueError) as exc:
-        if not isinstance(exc, UsageError) and args.command != "report":
-            raise  # a bench ValueError past the checks is a failure of a fit: keep its trace
+        late = not isinstance(exc, UsageError) and args.command == "bench"
+        if late and os.environ.get("SKFBNN_DEBUG"):
+            raise
         message = " ".join(str(exc).split())
-        print(f"skfbnn {args.command}: error: {message}", file=sys.stderr)
-        return 2
+        hint = " (SKFBNN_DEBUG=1 shows the traceback)" if late else ""
+        print(f"skfbnn {args.command}: error: {message}{hint}", file=sys.stderr)
+        return 1 if late else 2

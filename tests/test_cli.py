@@ -472,3 +472,22 @@ def test_default_methods_are_registered_or_baselines():
     for task, methods in TASK_METHODS.items():
         assert methods and all(m in METHODS or m in ("mlp", "mlp_ensemble", "uniform",
                                                       "greedy", "oracle") for m in methods)
+
+
+def test_a_value_error_while_cells_run_is_one_line_unless_debugging(monkeypatch, tmp_path):
+    from skfbnn.bench.tasks import RegressionTask
+
+    def broken(self, cell):
+        raise ValueError("the data set could not be loaded")
+
+    monkeypatch.setattr(RegressionTask, "run_cell", broken)
+    monkeypatch.delenv("SKFBNN_DEBUG", raising=False)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["bench", *BENCH, "--out", str(tmp_path / "r.csv")]) == 1
+    assert err.getvalue().strip().splitlines() == [
+        "skfbnn bench: error: the data set could not be loaded (SKFBNN_DEBUG=1 shows the "
+        "traceback)"]
+    monkeypatch.setenv("SKFBNN_DEBUG", "1")
+    with pytest.raises(ValueError, match="could not be loaded"):
+        main(["bench", *BENCH])

@@ -54,7 +54,8 @@ def _partial_tail(text: str) -> tuple[str, str]:
 
 def _warn_partial(path: Path, tail: str) -> None:
     warnings.warn(f"{str(path)!r}: dropped a partial last line of {len(tail)} characters "
-                  "(a run was interrupted while writing it); its cell runs again.",
+                  "(a run was interrupted while writing it); its cell runs again when the "
+                  "run is resumed.",
                   RecordFileWarning, stacklevel=3)
 
 
