@@ -37,7 +37,8 @@ __all__ = ["main", "parse_set", "build_parser", "UsageError", "TASK_METHODS"]
 
 def make_task(args: argparse.Namespace):
     """The benchmark task that the ``bench`` arguments describe."""
-    from .bench.tasks import CSVTask, RegressionTask, load_csv
+    from .bench.csvdata import CSVTask, load_csv
+    from .bench.tasks import RegressionTask
 
     params = parse_set(args.set)
     task = args.task

@@ -397,4 +397,8 @@ class BanditTask(Task):
                 f"after {r['horizon']} steps, fit {r['fit_time']:.1f}s")
 
 
-from .bandit_summary import relative_to_uniform, summary_markdown, warm_start_table  # noqa: E402,F401
+from .bandit_summary import (  # noqa: E402,F401  (the tables, importable from here)
+    relative_to_uniform,
+    summary_markdown,
+    warm_start_table,
+)

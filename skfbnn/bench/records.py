@@ -17,9 +17,9 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["RecordFileError", "RecordFileWarning", "read_records", "append_records", "append_record",
-           "repair_record_file", "drop_records", "detail_path", "split_record_files",
-           "DETAIL_KINDS"]
+__all__ = ["RecordFileError", "RecordFileWarning", "read_records", "append_records",
+           "append_record", "repair_record_file", "drop_records", "detail_path",
+           "split_record_files", "DETAIL_KINDS"]
 
 
 class RecordFileError(ValueError):

@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
 from .._validation import validate_parameter_constraints
 from .parallel import map_cells
 from .records import (
@@ -32,8 +30,8 @@ from .records import (
 )
 from .settings import SETTINGS, format_params
 
-__all__ = ["Task", "RegressionTask", "CSVTask", "run_task", "load_csv", "select_params",
-           "REGRESSION_KEYS"]
+__all__ = ["Task", "RegressionTask", "run_task", "resume", "grid_records", "select_params",
+           "check_params_used", "check_param_values", "REGRESSION_KEYS"]
 
 REGRESSION_KEYS = ("dataset", "method", "split")
 
