@@ -47,13 +47,13 @@ def make_task(args: argparse.Namespace):
         if not args.data or not args.target:
             raise UsageError("--task csv needs --data FILE and --target COLUMN")
         kind = args.target_kind
-        methods = methods_of(args.methods, "regression" if kind != "classification"
-                           else "classification")
+        methods_of(args.methods, "regression" if kind == "regression" else "classification")
         X, y, _ = load_csv(args.data, args.target)
         if kind == "auto":
             kind = "regression" if y.dtype.kind in "fi" else "classification"
         if kind == "regression":
-            return CSVTask(args.data, args.target, methods, n_splits=args.n_splits, **common)
+            return CSVTask(args.data, args.target, methods_of(args.methods, "regression"),
+                           n_splits=args.n_splits, **common)
         return _csv_classification(args, X, y, common)
     if task == "regression":
         return RegressionTask(datasets_of(args.dataset, task, args.data_home),
@@ -235,7 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "(bandit, default 3)")
     bench.add_argument("--data-home", default=None,
                        help="folder holding the data sets (or set SKFBNN_DATA_HOME)")
-    bench.add_argument("--out", default=None, help="CSV file; existing records are skipped")
+    bench.add_argument("--out", default=None,
+                       help="CSV file of records: cells it holds with the same settings are "
+                            "skipped, a rerun with another option (--seed, --n-splits, --set, "
+                            "...) adds its cells beside them; a partial last line left by a "
+                            "killed run is dropped")
     bench.add_argument("--device", default="auto")
     bench.add_argument("--seed", type=int, default=0,
                        help="split k is fitted with random_state=SEED + k (default 0); another "

@@ -57,7 +57,7 @@ def split_list(value: str | None) -> list[str]:
 
 def _unknown(option: str, name: str, valid: Sequence[str]) -> UsageError:
     close = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+    hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else "."
     return UsageError(f"{option}: unknown name {name!r}{hint} Valid: {', '.join(valid)}.")
 
 
