@@ -154,7 +154,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         task_summary,
         write_report,
     )
-    from .bench.settings import REQUIRED, select_where
+    from .bench.settings import DETAIL_KEYS, REQUIRED, deduplicate, select_where
 
     files, details = split_record_files([Path(p) for p in args.files])
     if not files:
@@ -167,6 +167,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if task not in REQUIRED or missing:
         raise UsageError(f"{', '.join(map(str, files))}: not records of skfbnn bench "
                          f"(task {task!r}; missing the columns {missing}).")
+    records, repeated = deduplicate(task, records)
+    if repeated:
+        print(f"skfbnn report: warning: {repeated} record(s) repeat a cell already in the "
+              "files (appended twice); each cell is counted once, its last record",
+              file=sys.stderr)
     if args.where:
         records = select_where(records, args.where)
         if not records:
@@ -190,7 +195,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.plot:
         plot_records(summarize_records(records), Path(args.plot), column=args.column)
     if args.figures:
-        loaded = {kind: select_where(read_records(paths), args.where)
+        loaded = {kind: select_where(deduplicate(task, read_records(paths),
+                                                 DETAIL_KEYS[kind])[0], args.where)
                   for kind, paths in details.items() if paths}
         for path in write_report(Path(args.figures), task, records, loaded,
                                  column=args.column):

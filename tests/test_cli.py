@@ -491,3 +491,12 @@ def test_a_value_error_while_cells_run_is_one_line_unless_debugging(monkeypatch,
     monkeypatch.setenv("SKFBNN_DEBUG", "1")
     with pytest.raises(ValueError, match="could not be loaded"):
         main(["bench", *BENCH])
+
+
+def test_report_counts_a_cell_appended_twice_once(bench_csv, tmp_path):
+    path = tmp_path / "twice.csv"
+    lines = bench_csv[0].read_text().splitlines()
+    path.write_text("\n".join([*lines, lines[-1]]) + "\n")
+    out, err = _run(["report", str(path)])
+    assert out == bench_csv[1][0]  # two splits, as in the file without the repeat
+    assert "1 record(s) repeat a cell" in err and len(err.strip().splitlines()) == 1

@@ -185,6 +185,16 @@ N_CLASSES = 10
 
 
 def check_id_classes(id_classes: Sequence[int]) -> None:
+    """Raise ValueError unless ``id_classes`` are 2 to 9 distinct classes among 0-9.
+
+    Examples
+    --------
+    >>> check_id_classes([0, 1, 2])
+    >>> check_id_classes([0, 1, 42])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: id_classes must be 2 to 9 distinct classes among 0-9 ... no class [42].
+    """
     ids = list(id_classes)
     wrong = [c for c in ids if c not in range(N_CLASSES)]
     if wrong or len(set(ids)) != len(ids) or not 2 <= len(ids) < N_CLASSES:

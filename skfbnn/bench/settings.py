@@ -13,7 +13,8 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["SETTINGS", "REQUIRED", "format_params", "file_digest", "label_params",
+__all__ = ["SETTINGS", "REQUIRED", "RECORD_KEYS", "DETAIL_KEYS", "deduplicate",
+           "format_params", "file_digest", "label_params",
            "setting_groups", "mixed_settings", "select_where"]
 
 SETTINGS = {
@@ -38,6 +39,33 @@ REQUIRED = {
                "expected_regret", "poisonous_eaten", "fit_time"),
 }
 """Columns every record of a task has (what ``skfbnn report`` checks a file for)."""
+
+
+RECORD_KEYS = {
+    "regression": ("dataset", "method", "split"),
+    "classification": ("dataset", "method", "split", "shift", "strength"),
+    "bandit": ("dataset", "p", "horizon", "method", "warm_start", "seed"),
+}
+"""Columns that, with the settings, identify one record of a task."""
+DETAIL_KEYS = {"bins": ("kind", "bin"), "curves": ("step",)}
+"""Columns that, with the cell's, identify one row of a side file."""
+
+
+def deduplicate(task: str, records: Sequence[dict], extra: Sequence[str] = ()
+                ) -> tuple[list[dict], int]:
+    """The records with every repeated one (same cell, settings and ``extra`` columns, as
+    files written by appending a cell twice hold) kept once, the last; and how many went.
+
+    Examples
+    --------
+    >>> rows = [{"dataset": "d", "method": "m", "split": 0, "rmse": v} for v in (1.0, 2.0)]
+    >>> deduplicate("regression", rows)
+    ([{'dataset': 'd', 'method': 'm', 'split': 0, 'rmse': 2.0}], 1)
+    """
+    columns = (*RECORD_KEYS.get(task, ()), *SETTINGS.get(task, ()), *extra)
+    last = {tuple(_plain(r.get(c, "")) for c in columns): i for i, r in enumerate(records)}
+    keep = sorted(last.values())
+    return [records[i] for i in keep], len(records) - len(keep)
 
 
 def format_params(params: dict) -> str:
