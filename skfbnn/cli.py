@@ -167,6 +167,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     if task not in REQUIRED or missing:
         raise UsageError(f"{', '.join(map(str, files))}: not records of skfbnn bench "
                          f"(task {task!r}; missing the columns {missing}).")
+    text = {"dataset", "method", "shift", "warm_start"}
+    for column in REQUIRED[task]:
+        bad = [r[column] for r in records if column not in text
+               and not isinstance(r[column], float)]
+        if bad:
+            raise UsageError(f"{', '.join(map(str, files))}: column {column!r} holds text "
+                             f"({bad[0]!r}) in {len(bad)} record(s), not numbers.")
     records, repeated = deduplicate(task, records)
     if repeated:
         print(f"skfbnn report: warning: {repeated} record(s) repeat a cell already in the "

@@ -6,6 +6,8 @@ import contextlib
 import importlib.util
 import io
 import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -500,3 +502,42 @@ def test_report_counts_a_cell_appended_twice_once(bench_csv, tmp_path):
     out, err = _run(["report", str(path)])
     assert out == bench_csv[1][0]  # two splits, as in the file without the repeat
     assert "1 record(s) repeat a cell" in err and len(err.strip().splitlines()) == 1
+
+
+HEADER = "dataset,method,split,rmse,test_ll,test_ll_gauss,crps,coverage95,fit_time"
+FILES = st.one_of(
+    st.binary(max_size=200),
+    st.text(st.sampled_from("ab019.,-\n\r\" e"), max_size=200).map(
+        lambda t: (HEADER + "\n" + t).encode()),
+)
+
+
+def _check_report_file(content: bytes):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "r.csv"
+        path.write_bytes(content)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["report", str(path)])
+    lines = [ln for ln in err.getvalue().splitlines() if not ln.startswith("RecordFileWarning")]
+    assert "Traceback" not in err.getvalue()
+    assert "could not convert" not in err.getvalue()  # a message of skfbnn's own
+    if code == 0:
+        assert out.getvalue().startswith("| dataset | method | splits |")
+    else:
+        assert code == 2 and len(lines) == 1 and lines[0].startswith("skfbnn report: error:")
+
+
+@pytest.mark.filterwarnings("ignore::skfbnn.bench.records.RecordFileWarning")
+@settings(max_examples=50, deadline=None)
+@given(content=FILES)
+def test_report_on_any_file_is_a_table_or_one_line(content):
+    _check_report_file(content)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::skfbnn.bench.records.RecordFileWarning")
+@settings(max_examples=1000, deadline=None)
+@given(content=FILES)
+def test_report_on_any_file_is_a_table_or_one_line_long(content):
+    _check_report_file(content)
