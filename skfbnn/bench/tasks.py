@@ -92,8 +92,8 @@ def _check_columns(task: Task, out: Path) -> None:
         return
     missing = [c for c in task.key_columns if c not in header]
     if "task" in missing and task.name != "regression":
-        raise RecordFileError(f"{str(out)!r} holds records of another task; write each task's "
-                         "records to a file of their own (--out).")
+        raise RecordFileError(f"{str(out)!r} holds records of another task; write each "
+                              "task's records to a file of their own (--out).")
     if missing:
         raise RecordFileError(
             f"{str(out)!r} holds records without the columns {missing}, which say which "
@@ -305,6 +305,7 @@ class RegressionTask(Task):
         self.params = dict(params or {})
         self._data = dict(data or {})  # name -> (X, y, splits), e.g. from a CSV file
         self._source = source if self._data else "builtin"
+        self._given = set(self._data)  # k-fold splits made by the caller
         if n_splits is not None and not (isinstance(n_splits, int) and n_splits >= 1):
             raise ValueError(f"n_splits must be a positive int. Got {n_splits!r}.")
         if n_splits == 1 and "diabetes" in self.datasets:
@@ -322,7 +323,7 @@ class RegressionTask(Task):
 
     def settings(self, dataset: str, method: str) -> dict:
         """The setting columns of the cells of ``method`` on ``dataset``."""
-        kfold = dataset == "diabetes" or self._source != "builtin"
+        kfold = dataset == "diabetes" or dataset in self._given
         params = select_params(method, self.params, self._valid[method])
         return {"seed": self.seed,
                 "folds": f"{len(self.data(dataset)[2])}-fold" if kfold else "standard",
