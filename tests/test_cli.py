@@ -250,6 +250,8 @@ BAD_BENCH = [
     (["--threads", "0"], "--threads must be a positive int"),
     (["--methods", "sgld", "--set", "n_burnin=-5"], "'n_burnin' parameter of --set (sgld)"),
     (["--methods", "sgld", "--set", "sgld.step_size=-1"], "'step_size' parameter"),
+    (["--task", "classification", "--methods", "mlp", "--set", "max_iter=-5"],
+     "--set (mlp): The 'max_iter' parameter"),
     (["--device", "tpu"], "--device: device must be"),
     (["--scheduler", "foo"], "--scheduler must be 'local' or a scheduler address"),
     (["--task", "classification", "--data", "x.csv"], "--task csv --data FILE"),

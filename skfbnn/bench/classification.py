@@ -242,6 +242,13 @@ class ClassificationTask(Task):
         check_params_used(self.params, self.methods, self._valid)
         check_param_values(self.params, [m for m in self.methods if m not in BASELINES],
                            "classification")
+        for m in self.methods:
+            if m == "mlp":  # scikit-learn's own constraints, before any fit
+                params = select_params(m, self.params, self._valid[m])
+                try:
+                    make_classifier(m, **params)[-1]._validate_params()
+                except (ValueError, TypeError) as exc:
+                    raise ValueError(f"--set ({m}): {exc}") from None
 
     def settings(self, dataset: str, method: str) -> dict:
         """The setting columns of the cells of ``method`` on ``dataset``."""
