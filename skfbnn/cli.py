@@ -13,138 +13,129 @@ writes tidy records (``--out``), resumes, and runs its cells in parallel with
 from __future__ import annotations
 
 import argparse
-import ast
+import contextlib
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["main", "parse_set"]
+import numpy as np
 
+from .bench.options import (
+    TASK_METHODS,
+    UsageError,
+    check_bench_args,
+    datasets_of,
+    floats_of,
+    ints_of,
+    methods_of,
+    parse_set,
+)
 
-def parse_set(items: Sequence[str]) -> dict:
-    """``key=value`` pairs of ``--set``, the values read as Python literals where they are one."""
-    params = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"--set expects key=value, got {item!r}")
-        try:
-            params[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            params[key] = value
-    return params
-
-
-def _split_list(value: str | None) -> list[str]:
-    return [v.strip() for v in (value or "").split(",") if v.strip()]
-
-
-def _methods(value: str | None, task: str) -> list[str]:
-    from .inference.registry import METHODS
-
-    if not value:
-        return list(TASK_METHODS[task])
-    methods = []
-    for name in _split_list(value):
-        if name == "all":
-            extra = {"classification": ("mlp", "mlp_ensemble"),
-                     "bandit": ("uniform", "greedy", "oracle")}.get(task, ())
-            methods += [*METHODS, *extra]
-        else:
-            methods.append(name)
-    return list(dict.fromkeys(methods))
-
-
-def _datasets(value: str | None, task: str) -> list[str]:
-    from .datasets import UCI_DATASETS
-
-    names = []
-    for name in _split_list(value) or _split_list(TASK_DATASETS[task]):
-        names += list(UCI_DATASETS) if name == "uci" else [name]
-    return names
-
-
-def _floats(value: str, name: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in _split_list(value))
-    except ValueError:
-        raise SystemExit(f"{name} expects comma-separated numbers, got {value!r}") from None
+__all__ = ["main", "parse_set", "build_parser", "UsageError", "TASK_METHODS"]
 
 
 def make_task(args: argparse.Namespace):
     """The benchmark task that the ``bench`` arguments describe."""
-    from .bench.tasks import CSVTask, RegressionTask, load_csv
+    from .bench.csvdata import CSVTask, load_csv
+    from .bench.tasks import RegressionTask
 
     params = parse_set(args.set)
     task = args.task
     common = dict(seed=args.seed, device=args.device, params=params)
     if task == "csv":
         if not args.data or not args.target:
-            raise SystemExit("--task csv needs --data FILE and --target COLUMN")
+            raise UsageError("--task csv needs --data FILE and --target COLUMN")
         kind = args.target_kind
+        methods_of(args.methods, "regression" if kind == "regression" else "classification")
+        X, y, _ = load_csv(args.data, args.target)
         if kind == "auto":
-            y = load_csv(args.data, args.target)[1]
             kind = "regression" if y.dtype.kind in "fi" else "classification"
         if kind == "regression":
-            return CSVTask(args.data, args.target, _methods(args.methods, "regression"),
+            return CSVTask(args.data, args.target, methods_of(args.methods, "regression"),
                            n_splits=args.n_splits, **common)
-        from sklearn.model_selection import StratifiedKFold
-
-        from .bench.classification import ClassificationTask
-
-        X, y, _ = load_csv(args.data, args.target)
-        y = y.astype(str) if y.dtype.kind not in "iU" else y
-        splits = list(StratifiedKFold(args.n_splits or 5, shuffle=True,
-                                      random_state=0).split(X, y))
-        name = Path(args.data).stem
-        return ClassificationTask([name], _methods(args.methods, "classification"),
-                                  data={name: (X, y, splits)}, **common)
+        return _csv_classification(args, X, y, common)
     if task == "regression":
-        return RegressionTask(_datasets(args.dataset, task), _methods(args.methods, task),
-                              data_home=args.data_home, n_splits=args.n_splits, **common)
+        return RegressionTask(datasets_of(args.dataset, task, args.data_home),
+                              methods_of(args.methods, task), data_home=args.data_home,
+                              n_splits=args.n_splits, **common)
     if task == "classification":
-        from .bench.classification import SHIFTS, ClassificationTask
+        from .bench.classification import SHIFTS, ClassificationTask, check_id_classes
 
         shifts = {} if args.no_shift else {
-            "noise": _floats(args.noise_levels, "--noise-levels"),
-            "shuffle": _floats(args.shuffle_levels, "--shuffle-levels"),
+            "noise": floats_of(args.noise_levels, "--noise-levels"),
+            "shuffle": floats_of(args.shuffle_levels, "--shuffle-levels"),
             "flip": SHIFTS["flip"]}
         shifts = {k: v for k, v in shifts.items() if v}
+        id_classes = ints_of(args.id_classes, "--id-classes")
+        try:
+            check_id_classes(id_classes)
+        except ValueError as exc:
+            raise UsageError(f"--id-classes: {exc}") from None
         return ClassificationTask(
-            _datasets(args.dataset, task), _methods(args.methods, task),
+            datasets_of(args.dataset, task, args.data_home), methods_of(args.methods, task),
             data_home=args.data_home, n_splits=args.n_splits, shifts=shifts,
-            id_classes=[int(c) for c in _floats(args.id_classes, "--id-classes")], **common)
+            id_classes=id_classes, **common)
     from .bench.bandit import BanditTask
 
-    dataset = _datasets(args.dataset, task)
-    if dataset != ["mushroom"]:
-        raise SystemExit(f"--task bandit runs on mushroom only, got --dataset {args.dataset}")
+    datasets_of(args.dataset, task, args.data_home)
     device = "cpu" if args.device == "auto" else args.device
-    return BanditTask(_methods(args.methods, task), data_home=args.data_home,
+    return BanditTask(methods_of(args.methods, task), data_home=args.data_home,
                       n_seeds=args.n_splits, seed=args.seed, horizon=args.horizon, p=args.p,
                       buffer_size=args.buffer_size, update_every=args.update_every,
                       curve_every=args.curve_every, warm_start=args.warm_start,
                       device=device, params=params)
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench.report import detail_path, read_records, write_report
-    from .bench.tasks import run_task
+def _csv_classification(args, X, y, common):
+    from sklearn.model_selection import StratifiedKFold
 
+    from .bench.classification import ClassificationTask
+    from .bench.csvdata import class_labels
+    from .bench.settings import file_digest
+
+    y = class_labels(y)
+    n = args.n_splits or 5
+    smallest = min(np.unique(y, return_counts=True)[1])
+    if smallest < n:
+        raise UsageError(f"--n-splits {n}: the rarest class of {args.target!r} has "
+                         f"{smallest} row(s); stratified {n}-fold cross-validation needs "
+                         f"{n} of each class (use fewer splits).")
+    splits = list(StratifiedKFold(n, shuffle=True, random_state=0).split(X, y))
+    name = Path(args.data).stem
+    return ClassificationTask([name], methods_of(args.methods, "classification"),
+                              data={name: (X, y, splits)},
+                              source=f"{args.target}@{file_digest(args.data)}", **common)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench.records import RecordFileError
+    from .bench.report import task_summary, write_report
+    from .bench.tasks import grid_records, run_task
+
+    check_bench_args(args)
     try:
         task = make_task(args)
+        cells = task.cells()  # loads the data: a missing or bad data set stops here
     except ValueError as exc:
-        raise SystemExit(f"skfbnn bench: {exc}") from None
+        raise UsageError(str(exc)) from None
+    if not cells:
+        raise UsageError("the grid has no cell to run.")
     out = Path(args.out) if args.out else None
-    records = run_task(task, out, n_jobs=args.n_jobs, scheduler=args.scheduler,
-                       threads=args.threads, counter=task.name != "regression")
-    from .bench.report import task_summary
-
+    if out is not None and out.is_dir():
+        raise UsageError(f"--out {out} is a folder; give a CSV file name.")
+    try:
+        records = run_task(task, out, n_jobs=args.n_jobs, scheduler=args.scheduler,
+                           threads=args.threads, counter=task.name != "regression")
+    except RecordFileError as exc:
+        raise UsageError(str(exc)) from None
     order = getattr(task, "methods", ())
     print(task_summary(task.name, records, order))
     report = args.report if args.report is not None else task.name != "regression"
     if report and out is not None:
-        details = {kind: read_records([p]) for kind in task.details
+        from .bench.records import detail_path
+
+        details = {kind: grid_records(task, p, cells) for kind in task.details
                    if (p := detail_path(out, kind)).exists()}
         for path in write_report(out.with_suffix(""), task.name, records, details, order):
             print(f"wrote {path}", file=sys.stderr)
@@ -153,6 +144,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from .bench.report import (
+        COLUMNS,
+        check_one_setting,
         plot_records,
         read_records,
         split_record_files,
@@ -161,25 +154,57 @@ def cmd_report(args: argparse.Namespace) -> int:
         task_summary,
         write_report,
     )
+    from .bench.settings import DETAIL_KEYS, REQUIRED, deduplicate, select_where
 
     files, details = split_record_files([Path(p) for p in args.files])
     if not files:
-        raise SystemExit("skfbnn report: no record file among the arguments")
+        raise UsageError("no record file among the arguments")
     records = read_records(files)
-    try:
-        task = task_of(records)
-    except ValueError as exc:
-        raise SystemExit(f"skfbnn report: {exc}") from None
+    if not records:
+        raise UsageError(f"{', '.join(map(str, files))}: no records (an empty file?).")
+    task = task_of(records)
+    missing = [c for c in REQUIRED.get(task, ()) if not all(c in r for r in records)]
+    if task not in REQUIRED or missing:
+        raise UsageError(f"{', '.join(map(str, files))}: not records of skfbnn bench "
+                         f"(task {task!r}; missing the columns {missing}).")
+    text = {"dataset", "method", "shift", "warm_start"}
+    for column in REQUIRED[task]:
+        bad = [r[column] for r in records if column not in text
+               and not isinstance(r[column], float)]
+        if bad:
+            raise UsageError(f"{', '.join(map(str, files))}: column {column!r} holds text "
+                             f"({bad[0]!r}) in {len(bad)} record(s), not numbers.")
+    records, repeated = deduplicate(task, records)
+    if repeated:
+        print(f"skfbnn report: warning: {repeated} record(s) repeat a cell already in the "
+              "files (appended twice); each cell is counted once, its last record",
+              file=sys.stderr)
+    if args.where:
+        records = select_where(records, args.where)
+        if not records:
+            raise UsageError(f"no record has {' and '.join(args.where)}.")
+    if args.plot or args.figures:
+        check_one_setting(task, records)
+    if args.plot:
+        if task != "regression":
+            raise UsageError("--plot draws the regression error bars; use --figures STEM")
+        if args.column not in COLUMNS:
+            raise UsageError(f"--column must be one of {', '.join(COLUMNS)}. Got "
+                             f"{args.column!r}.")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError("--plot needs matplotlib: pip install 'skfbnn[plot]'.") from None
     table = task_summary(task, records)
     print(table)
     if args.markdown:
         Path(args.markdown).write_text(table + "\n")
     if args.plot:
-        if task != "regression":
-            raise SystemExit("--plot draws the regression error bars; use --figures STEM")
         plot_records(summarize_records(records), Path(args.plot), column=args.column)
     if args.figures:
-        loaded = {kind: read_records(paths) for kind, paths in details.items() if paths}
+        loaded = {kind: select_where(deduplicate(task, read_records(paths),
+                                                 DETAIL_KEYS[kind])[0], args.where)
+                  for kind, paths in details.items() if paths}
         for path in write_report(Path(args.figures), task, records, loaded,
                                  column=args.column):
             print(f"wrote {path}", file=sys.stderr)
@@ -195,26 +220,9 @@ def cmd_methods(args: argparse.Namespace) -> int:
     return 0
 
 
-DEFAULT_METHODS = ("sgld", "fsgld", "sghmc", "fsghmc", "bbb", "ensemble")
-"""What ``skfbnn bench`` compares by default: one of each family and prior."""
-
-TASK_METHODS = {
-    "regression": DEFAULT_METHODS,
-    "csv": DEFAULT_METHODS,
-    "classification": ("sgld", "fsgld", "sghmc", "fsghmc", "bbb", "fbnn", "ifbnn", "ensemble",
-                       "ifbde", "mlp", "mlp_ensemble"),
-    "bandit": ("uniform", "greedy", "oracle", "sgld", "fsgld", "bbb", "fbnn", "ifbnn",
-               "ensemble", "ifbde"),
-}
-"""Default ``--methods`` of each task: the functional methods beside their weight-space
-twins, and the plain baselines."""
-TASK_DATASETS = {"regression": "diabetes", "classification": "mnist1d,digits",
-                 "bandit": "mushroom", "csv": ""}
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``skfbnn`` command."""
-    parser = argparse.ArgumentParser(prog="skfbnn", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="skfbnn", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("methods", help="list the registered inference methods").set_defaults(
         func=cmd_methods
@@ -242,7 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="folder holding the data sets (or set SKFBNN_DATA_HOME); with "
                             "neither, UCI, MNIST-1D and Mushroom are downloaded once into "
                             "$SKFBNN_DATA or ~/skfbnn_data")
-    bench.add_argument("--out", default=None, help="CSV file; existing records are skipped")
+    bench.add_argument("--out", default=None,
+                       help="CSV file of records: cells it holds with the same settings are "
+                            "skipped, a rerun with another option (--seed, --n-splits, --set, "
+                            "...) adds its cells beside them; a partial last line left by a "
+                            "killed run is dropped")
     bench.add_argument("--device", default="auto")
     bench.add_argument("--seed", type=int, default=0,
                        help="split k is fitted with random_state=SEED + k (default 0); another "
@@ -297,11 +309,54 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--figures", default=None, metavar="STEM",
                         help="write STEM.md and the task's figures STEM_*.png")
     report.add_argument("--column", default="test_ll")
+    report.add_argument("--where", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="only the records with these values, e.g. --where seed=7 "
+                             "(records of different settings are tabled apart)")
     report.set_defaults(func=cmd_report)
     return parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (and exit status 2)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """Warnings of the record files printed as one line each."""
+    previous = warnings.formatwarning
+    warnings.formatwarning = lambda message, category, *_, **__: (
+        f"{category.__name__}: {message}\n")
+    try:
+        yield
+    finally:
+        warnings.formatwarning = previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``skfbnn`` command."""
+    """Entry point of the ``skfbnn`` command: 0 on success, 2 (with one line on stderr)
+    for a bad option or input.
+
+    A ``ValueError`` raised while the cells run (a data set that cannot be loaded, a fit
+    refusing its input), and a data set that cannot be downloaded or fails its checksum,
+    are one line too, exit status 1; set the environment variable
+    ``SKFBNN_DEBUG=1`` to see its traceback.
+    """
+    import os
+
+    from .datasets import ChecksumError, DownloadError
+
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        with _one_line_warnings():
+            return args.func(args)
+    except (UsageError, ValueError, DownloadError, ChecksumError) as exc:
+        late = not isinstance(exc, UsageError) and args.command == "bench"
+        if late and os.environ.get("SKFBNN_DEBUG"):
+            raise
+        message = " ".join(str(exc).split())
+        hint = " (SKFBNN_DEBUG=1 shows the traceback)" if late else ""
+        print(f"skfbnn {args.command}: error: {message}{hint}", file=sys.stderr)
+        return 1 if late else 2

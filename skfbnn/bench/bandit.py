@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from .tasks import Task, bayes_params, check_params_used, select_params
+from .settings import SETTINGS, format_params
+from .tasks import Task, bayes_params, check_param_values, check_params_used, select_params
 
 __all__ = ["BanditTask", "mushroom_rewards", "expected_rewards", "oracle_rewards",
            "run_bandit", "UniformPolicy", "OraclePolicy", "GreedyMLPPolicy",
@@ -193,6 +194,14 @@ class ThompsonPolicy(UniformPolicy):
 
 
 # ----------------------------------------------------------------- the loop
+def _check_run(p: float, **counts: int) -> None:
+    for name, value in counts.items():
+        if not (isinstance(value, (int, np.integer)) and value >= 1):
+            raise ValueError(f"{name} must be a positive int. Got {value!r}.")
+    if not (isinstance(p, (int, float, np.number)) and 0 <= p <= 1):
+        raise ValueError(f"p must lie in [0, 1]. Got {p!r}.")
+
+
 def run_bandit(policy, contexts: np.ndarray, edible: np.ndarray, *, horizon: int,
                p: float = 0.5, seed: int = 0, buffer_size: int = 4096,
                update_every: int = 64, curve_every: int = 64) -> dict[str, Any]:
@@ -207,12 +216,8 @@ def run_bandit(policy, contexts: np.ndarray, edible: np.ndarray, *, horizon: int
         expected regret)`` every ``curve_every`` steps and at the end, and
         ``actions`` (one per step).
     """
-    for name, value in (("horizon", horizon), ("buffer_size", buffer_size),
-                        ("update_every", update_every), ("curve_every", curve_every)):
-        if not (isinstance(value, (int, np.integer)) and value >= 1):
-            raise ValueError(f"{name} must be a positive int. Got {value!r}.")
-    if not 0 <= p <= 1:
-        raise ValueError(f"p must lie in [0, 1]. Got {p!r}.")
+    _check_run(horizon=horizon, buffer_size=buffer_size, update_every=update_every,
+               curve_every=curve_every, p=p)
     env = np.random.default_rng([seed, 0])  # the same for every method of a seed
     rows = env.integers(0, len(contexts), size=horizon)
     unlucky = env.random(horizon) < p
@@ -282,7 +287,8 @@ class BanditTask(Task):
     """
 
     name = "bandit"
-    key_columns = ("task", "dataset", "p", "horizon", "method", "warm_start", "seed")
+    key_columns = ("task", "dataset", "p", "horizon", "method", "warm_start", "seed",
+                   *SETTINGS["bandit"])
     details = ("curves",)
 
     def __init__(self, methods: Sequence[str], *, data_home=None, n_seeds: int | None = None,
@@ -300,8 +306,10 @@ class BanditTask(Task):
             raise ValueError(f"dataset must be 'mushroom' for the bandit. Got {dataset!r}.")
         if warm_start not in ("auto", "on", "off"):
             raise ValueError(f"warm_start must be 'auto', 'on' or 'off'. Got {warm_start!r}.")
-        self.data_home, self.seed, self.horizon, self.p = data_home, seed, horizon, float(p)
         self.n_seeds = 3 if n_seeds is None else n_seeds
+        _check_run(horizon=horizon, buffer_size=buffer_size, update_every=update_every,
+                   curve_every=curve_every, n_seeds=self.n_seeds, p=p)
+        self.data_home, self.seed, self.horizon, self.p = data_home, seed, horizon, float(p)
         self.buffer_size, self.update_every, self.curve_every = (buffer_size, update_every,
                                                                  curve_every)
         self.device = device
@@ -313,6 +321,8 @@ class BanditTask(Task):
         self._valid = {m: bayes_params(m, "regression") for m in bayes}
         check_params_used(self.params, bayes, self._valid)
         check_params_used(self.update_params, bayes, self._valid)
+        check_param_values(self.params, bayes, "regression")
+        check_param_values(self.update_params, bayes, "regression")
         warm = _supports_warm_start() if warm_start == "auto" else warm_start == "on"
         if warm and not _supports_warm_start():
             raise ValueError("warm_start='on' needs estimators with a warm_start parameter; "
@@ -322,9 +332,22 @@ class BanditTask(Task):
     def _warm_label(self, method: str) -> str:
         return "n/a" if method in BASELINES else ("on" if self.warm else "off")
 
+    def settings(self, method: str) -> dict:
+        """The setting columns of ``method``'s cells (its overrides, warm updates'
+        prefixed ``update.``)."""
+        params = {}
+        if method not in BASELINES:
+            valid = self._valid[method]
+            params = {**select_params(method, self.params, valid),
+                      **{f"update.{k}": v for k, v in
+                         select_params(method, self.update_params, valid).items()}}
+        return {"buffer_size": self.buffer_size, "update_every": self.update_every,
+                "curve_every": self.curve_every, "params": format_params(params)}
+
     def cells(self) -> list[dict]:
         return [{"task": self.name, "dataset": "mushroom", "p": self.p, "horizon": self.horizon,
-                 "method": m, "warm_start": self._warm_label(m), "seed": self.seed + k}
+                 "method": m, "warm_start": self._warm_label(m), "seed": self.seed + k,
+                 **self.settings(m)}
                 for m in self.methods for k in range(self.n_seeds)]
 
     def budgets(self, method: str) -> tuple[dict, dict]:
@@ -376,67 +399,8 @@ class BanditTask(Task):
                 f"after {r['horizon']} steps, fit {r['fit_time']:.1f}s")
 
 
-# ----------------------------------------------------------------- summary
-def relative_to_uniform(records: Sequence[dict]) -> list[dict]:
-    """Records with ``relative_regret``: 100 x regret / the uniform policy's regret of
-    the same seed, p and horizon (NaN without a uniform run)."""
-    uniform = {(r["p"], r["horizon"], r["seed"]): r["regret"] for r in records
-               if r["method"] == "uniform"}
-    out = []
-    for r in records:
-        base = uniform.get((r["p"], r["horizon"], r["seed"]))
-        rel = 100.0 * r["regret"] / base if base else np.nan
-        out.append({**r, "relative_regret": rel})
-    return out
-
-
-def summary_markdown(records: Sequence[dict], order: Sequence[str] = ()) -> str:
-    """Cumulative regret (realised and expected), regret relative to uniform (%) and fit
-    time per (p, horizon, method, warm start); mean ± standard error over seeds."""
-    from .report import format_summary, summarize
-
-    rows = relative_to_uniform(records)
-    columns = ("regret", "expected_regret", "relative_regret", "poisonous_eaten", "fit_time")
-    by = ("p", "horizon", "warm_start", "method")
-    table = format_summary(summarize(rows, by, columns), by, columns, count="seeds",
-                           digits=1, order=order)
-    warm = warm_start_table(records)
-    return table if warm is None else f"{table}\n\n{warm}"
-
-
-def warm_start_table(records: Sequence[dict]) -> str | None:
-    """Paired differences warm-started minus refitted from scratch, per method with both
-    (regret and fit time, matched on p, horizon and seed); None without such pairs.
-
-    Examples
-    --------
-    >>> rows = [{"p": 0.5, "horizon": 8, "seed": s, "method": "sgld", "warm_start": w,
-    ...          "regret": r, "fit_time": t}
-    ...         for s, w, r, t in [(0, "on", 10.0, 1.0), (0, "off", 12.0, 3.0),
-    ...                            (1, "on", 9.0, 1.0), (1, "off", 13.0, 4.0)]]
-    >>> print(warm_start_table(rows))
-    | p | horizon | method | pairs | regret, warm - scratch | fit_time, warm - scratch |
-    |---|---|---|---|---|---|
-    | 0.5 | 8 | sgld | 2 | -3.0 ± 1.0 | -2.5 ± 0.5 |
-    """
-    from .report import format_cell
-
-    index = {(r["p"], r["horizon"], r["method"], r["seed"], r["warm_start"]): r
-             for r in records}
-    groups: dict[tuple, list[tuple[dict, dict]]] = {}
-    for (p, h, m, seed, w), r in index.items():
-        other = index.get((p, h, m, seed, "off"))
-        if w == "on" and other is not None:
-            groups.setdefault((p, h, m), []).append((r, other))
-    if not groups:
-        return None
-    lines = ["| p | horizon | method | pairs | regret, warm - scratch | "
-             "fit_time, warm - scratch |", "|" + "---|" * 6]
-    for (p, h, m), pairs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        cells = []
-        for col in ("regret", "fit_time"):
-            d = np.array([a[col] - b[col] for a, b in pairs], dtype=float)
-            se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
-            cells.append(format_cell(d.mean(), se, digits=1))
-        lines.append(f"| {p:g} | {int(h)} | {m} | {len(pairs)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+from .bandit_summary import (  # noqa: E402,F401  (the tables, importable from here)
+    relative_to_uniform,
+    summary_markdown,
+    warm_start_table,
+)

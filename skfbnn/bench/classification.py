@@ -39,7 +39,8 @@ from ..metrics import (
     reliability_curve,
 )
 from .classifiers import BASELINES, baseline_params, make_classifier
-from .tasks import Task, bayes_params, check_params_used, select_params
+from .settings import SETTINGS, format_params
+from .tasks import Task, bayes_params, check_param_values, check_params_used, select_params
 
 __all__ = ["ClassificationTask", "draw_probabilities", "apply_shift", "classification_metrics",
            "ECE_BINS", "SHIFTS", "summary_markdown"]
@@ -171,19 +172,54 @@ def _histogram(kind: str, values: np.ndarray, n_classes: int) -> list[dict]:
              "accuracy": np.nan, "confidence": np.nan} for b, c in enumerate(counts)]
 
 
+def _check_shifts(shifts: dict) -> None:
+    for kind, strengths in shifts.items():
+        if kind not in SHIFTS:
+            raise ValueError(f"shift must be one of {sorted(SHIFTS)}. Got {kind!r}.")
+        for s in strengths:
+            if not (np.isfinite(s) and s >= 0 and (kind != "shuffle" or s <= 1)):
+                limits = "in [0, 1]" if kind == "shuffle" else "finite and >= 0"
+                raise ValueError(f"{kind} strengths must be {limits}. Got {s!r}.")
+
+
+N_CLASSES = 10
+"""Classes of MNIST-1D and digits (0-9)."""
+
+
+def check_id_classes(id_classes: Sequence[int]) -> None:
+    """Raise ValueError unless ``id_classes`` are 2 to 9 distinct classes among 0-9.
+
+    Examples
+    --------
+    >>> check_id_classes([0, 1, 2])
+    >>> check_id_classes([0, 1, 42])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: id_classes must be 2 to 9 distinct classes among 0-9 ... no class [42].
+    """
+    ids = list(id_classes)
+    wrong = [c for c in ids if c not in range(N_CLASSES)]
+    if wrong or len(set(ids)) != len(ids) or not 2 <= len(ids) < N_CLASSES:
+        raise ValueError(f"id_classes must be 2 to {N_CLASSES - 1} distinct classes among "
+                         f"0-{N_CLASSES - 1} (the others are out of distribution). Got "
+                         f"{','.join(map(str, ids)) or 'none'}"
+                         + (f"; no class {wrong}." if wrong else "."))
+
+
 class ClassificationTask(Task):
     """The OOD and shift protocols on MNIST-1D and digits, or plain cross-validation
     of a classifier on a CSV file (``data``), for registry methods and the
     scikit-learn baselines."""
 
     name = "classification"
-    key_columns = ("task", "dataset", "method", "split")
+    key_columns = ("task", "dataset", "method", "split", *SETTINGS["classification"])
     details = ("bins",)
 
     def __init__(self, datasets: Sequence[str], methods: Sequence[str], *, data_home=None,
                  n_splits: int | None = None, seed: int = 0, device: str = "auto",
                  params: dict | None = None, shifts: dict | None = None,
-                 id_classes: Sequence[int] = tuple(range(5)), data: dict | None = None):
+                 id_classes: Sequence[int] = tuple(range(5)), data: dict | None = None,
+                 source: str = "builtin"):
         self.datasets = list(datasets)
         self.methods = list(methods)
         self.data_home = data_home
@@ -199,12 +235,41 @@ class ClassificationTask(Task):
                 raise ValueError(f"dataset must be one of {DATASETS}. Got {d!r}.")
         if not (isinstance(self.n_splits, int) and self.n_splits >= 1):
             raise ValueError(f"n_splits must be a positive int. Got {n_splits!r}.")
-        for kind in self.shifts:
-            if kind not in SHIFTS:
-                raise ValueError(f"shift must be one of {sorted(SHIFTS)}. Got {kind!r}.")
+        _check_shifts(self.shifts)
+        if any(d not in self._data for d in self.datasets):
+            check_id_classes(self.id_classes)
+        self._source = source if self._data else "builtin"
         self._valid = {m: (baseline_params(m) if m in BASELINES
                            else bayes_params(m, "classification")) for m in self.methods}
         check_params_used(self.params, self.methods, self._valid)
+        check_param_values(self.params, [m for m in self.methods if m not in BASELINES],
+                           "classification")
+        for m in self.methods:
+            if m == "mlp":  # scikit-learn's own constraints, before any fit
+                params = select_params(m, self.params, self._valid[m])
+                try:
+                    make_classifier(m, **params)[-1]._validate_params()
+                except (ValueError, TypeError) as exc:
+                    raise ValueError(f"--set ({m}): {exc}") from None
+
+    def settings(self, dataset: str, method: str) -> dict:
+        """The setting columns of the cells of ``method`` on ``dataset``."""
+        csv = dataset in self._data
+        shifts = ";".join(f"{k}={','.join(f'{v:g}' for v in vs)}"
+                          for k, vs in sorted(self.shifts.items()))
+        params = select_params(method, self.params, self._valid[method])
+        return {"seed": self.seed,
+                "folds": f"{len(self._data[dataset][2])}-fold" if csv else "protocol",
+                "data": self._source if csv else "builtin",
+                "id_classes": "all" if csv else ",".join(map(str, self.id_classes)),
+                "shifts": "none" if csv or not shifts else shifts,
+                "params": format_params(params)}
+
+    def n_records(self, cell: dict) -> int:
+        """The clean record, and one per shift setting on the OOD data sets."""
+        if cell["dataset"] in self._data:
+            return 1
+        return 1 + sum(len(v) for v in self.shifts.values())
 
     def _n(self, dataset: str) -> int:
         if dataset in self._data:
@@ -212,7 +277,8 @@ class ClassificationTask(Task):
         return self.n_splits
 
     def cells(self) -> list[dict]:
-        return [{"task": self.name, "dataset": d, "method": m, "split": k}
+        return [{"task": self.name, "dataset": d, "method": m, "split": k,
+                 **self.settings(d, m)}
                 for d in self.datasets for m in self.methods for k in range(self._n(d))]
 
     def _rows(self, cell: dict) -> dict:

@@ -2,46 +2,26 @@
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from .records import (  # noqa: F401  (the record files' functions, importable from here too)
+    DETAIL_KINDS,
+    append_record,
+    append_records,
+    detail_path,
+    read_records,
+    split_record_files,
+)
+
 __all__ = ["read_records", "append_record", "summarize_records", "markdown_table", "plot_records",
            "append_records", "detail_path", "split_record_files", "summarize", "format_summary",
            "format_cell"]
 
 COLUMNS = ("rmse", "test_ll", "test_ll_gauss", "crps", "coverage95", "fit_time")
-
-
-def append_record(path: Path, record: dict) -> None:
-    """Append one record to a CSV file (header written on creation)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    new = not path.exists()
-    with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(record))
-        if new:
-            writer.writeheader()
-        writer.writerow(record)
-
-
-def read_records(paths: Sequence[Path]) -> list[dict]:
-    """Records from CSV files, numbers parsed as floats."""
-    rows = []
-    for path in paths:
-        with Path(path).open() as fh:
-            for row in csv.DictReader(fh):
-                rows.append({k: _number(v) for k, v in row.items()})
-    return rows
-
-
-def _number(value: str):
-    try:
-        return float(value)
-    except ValueError:
-        return value
 
 
 def summarize_records(records: list[dict]) -> dict[tuple[str, str], dict[str, tuple]]:
@@ -92,83 +72,6 @@ def plot_records(summary: dict, path: Path, column: str = "test_ll") -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-
-
-def append_records(path: Path, records: Sequence[dict]) -> None:
-    """Append records that share one set of columns to a CSV file.
-
-    A new file gets a header; an existing file's header must name the same
-    columns (a file holds the records of one task), and the rows are written in
-    its order.
-    """
-    if not records:
-        return
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fields = list(records[0])
-    if path.exists() and path.stat().st_size:
-        with path.open(newline="") as fh:
-            header = next(csv.reader(fh), [])
-        if set(header) != set(fields):
-            raise ValueError(
-                f"{str(path)!r} holds records with the columns {header}; these have "
-                f"{fields}. Write each task's records to a file of their own (--out).")
-        fields = header
-    else:
-        path.write_text("")
-    with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=fields)
-        if not fh.tell():
-            writer.writeheader()
-        for record in records:
-            if set(record) != set(fields):
-                raise ValueError(f"every record must have the columns {fields}. Got "
-                                 f"{list(record)}.")
-            writer.writerow(record)
-
-
-DETAIL_KINDS = ("bins", "curves")
-"""Side files next to a record file ``x.csv``: ``x.bins.csv`` (reliability and entropy
-histograms of the classification task) and ``x.curves.csv`` (the bandit's regret curves)."""
-
-
-def detail_path(path: Path, kind: str) -> Path:
-    """The side file of kind ``kind`` (one of :data:`DETAIL_KINDS`) next to record file ``path``.
-
-    Examples
-    --------
-    >>> detail_path(Path("results/ood.csv"), "bins").as_posix()
-    'results/ood.bins.csv'
-    """
-    if kind not in DETAIL_KINDS:
-        raise ValueError(f"kind must be one of {DETAIL_KINDS}. Got {kind!r}.")
-    path = Path(path)
-    return path.with_name(f"{path.stem}.{kind}.csv")
-
-
-def split_record_files(paths: Sequence[Path]) -> tuple[list[Path], dict[str, list[Path]]]:
-    """Record files and the side files (given, or found next to the record files).
-
-    Examples
-    --------
-    >>> records, details = split_record_files([Path("a.csv"), Path("a.bins.csv")])
-    >>> [p.name for p in records], {k: [p.name for p in v] for k, v in details.items()}
-    (['a.csv'], {'bins': ['a.bins.csv'], 'curves': []})
-    """
-    records: list[Path] = []
-    details: dict[str, list[Path]] = {kind: [] for kind in DETAIL_KINDS}
-    for path in map(Path, paths):
-        kind = next((k for k in DETAIL_KINDS if path.name.endswith(f".{k}.csv")), None)
-        if kind is not None:
-            if path not in details[kind]:
-                details[kind].append(path)
-            continue
-        records.append(path)
-        for k in DETAIL_KINDS:
-            side = detail_path(path, k)
-            if side.exists() and side not in details[k]:
-                details[k].append(side)
-    return records, details
 
 
 def summarize(
@@ -306,7 +209,34 @@ def task_of(records: Sequence[dict]) -> str:
 
 def task_summary(task: str, records: Sequence[dict], order: Sequence[str] = ()) -> str:
     """The Markdown summary of a task's records (the regression table as ``skfbnn bench``
-    has always printed it; the other tasks add the functional-vs-weight-space table)."""
+    has always printed it; the other tasks add the functional-vs-weight-space table).
+
+    Records made with different settings (:data:`skfbnn.bench.settings.SETTINGS`) are
+    never pooled: each setting gets its own tables, under a line naming it, and a
+    method run with several sets of ``--set`` overrides gets a row for each.
+    """
+    from .settings import label_params, setting_groups
+
+    records = label_params(records)
+    groups = setting_groups(task, records)
+    if len(groups) == 1:
+        return _one_summary(task, records, order)
+    return "\n\n".join(f"Records with {label}:\n\n{_one_summary(task, rows, order)}"
+                       for label, rows in groups)
+
+
+def check_one_setting(task: str, records: Sequence[dict]) -> None:
+    """Raise ValueError when the records come from more than one setting (a figure would
+    pool them)."""
+    from .settings import mixed_settings
+
+    mixed = mixed_settings(task, records)
+    if mixed:
+        raise ValueError(f"the records come from several settings ({'; '.join(mixed)}); a "
+                         "figure would pool them. Choose one with --where KEY=VALUE.")
+
+
+def _one_summary(task: str, records: Sequence[dict], order: Sequence[str] = ()) -> str:
     if task == "regression":
         return markdown_table(summarize_records(list(records)))
     if task == "classification":
@@ -346,6 +276,7 @@ def write_report(stem: Path, task: str, records: Sequence[dict],
         return written
     from . import plots
 
+    check_one_setting(task, records)
     details = details or {}
     if task == "regression":
         path = stem.with_name(f"{stem.name}_{column}.png")

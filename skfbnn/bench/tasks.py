@@ -13,17 +13,25 @@ from __future__ import annotations
 
 import sys
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
+from .._validation import validate_parameter_constraints
 from .parallel import map_cells
-from .report import append_records, detail_path, read_records
+from .records import (
+    RecordFileError,
+    append_records,
+    detail_path,
+    drop_records,
+    read_records,
+    repair_record_file,
+)
+from .settings import SETTINGS, format_params
 
-__all__ = ["Task", "RegressionTask", "CSVTask", "run_task", "load_csv", "select_params",
-           "REGRESSION_KEYS"]
+__all__ = ["Task", "RegressionTask", "run_task", "resume", "grid_records", "select_params",
+           "check_params_used", "check_param_values", "REGRESSION_KEYS"]
 
 REGRESSION_KEYS = ("dataset", "method", "split")
 
@@ -61,12 +69,70 @@ class Task(ABC):
         """One progress line for a finished cell."""
         return " ".join(str(cell[c]) for c in self.key_columns)
 
+    def n_records(self, cell: dict) -> int:
+        """How many records a finished cell has written (fewer: the run was killed)."""
+        return 1
+
     def own(self, record: dict) -> bool:
         """Whether a record read from a file belongs to this task."""
         return record.get("task", "regression") == self.name
 
     def key(self, record: dict) -> tuple:
-        return tuple(_norm(record[c]) for c in self.key_columns)
+        """The cell of a record (or of a cell dict): its key columns, numbers as floats."""
+        return tuple(_norm(record.get(c, "")) for c in self.key_columns)
+
+
+def _check_columns(task: Task, out: Path) -> None:
+    """Refuse a record file whose header lacks the key columns of ``task``."""
+    import csv
+
+    with out.open(newline="", encoding="utf-8-sig") as fh:
+        header = next(csv.reader(fh), [])
+    if not header:
+        return
+    missing = [c for c in task.key_columns if c not in header]
+    if "task" in missing and task.name != "regression":
+        raise RecordFileError(f"{str(out)!r} holds records of another task; write each "
+                              "task's records to a file of their own (--out).")
+    if missing:
+        raise RecordFileError(
+            f"{str(out)!r} holds records without the columns {missing}, which say which "
+            "settings made them (written by an earlier version, or by another task); pass "
+            "another --out (skfbnn report still reads this file).")
+
+
+def resume(task: Task, out: Path, cells: list[dict], log: TextIO) -> set:
+    """Make ``out`` and its side files consistent and return the keys of the finished cells.
+
+    A partial last line is cut off (:func:`skfbnn.bench.records.repair_record_file`);
+    the records of a cell of this grid that has fewer records than it makes
+    (:meth:`Task.n_records`; a run killed between two of its lines) are removed, and
+    so are the side rows of every cell of this grid that is not finished, so that
+    running the cell again never counts anything twice.
+    """
+    for path in (out, *(detail_path(out, kind) for kind in task.details)):
+        repair_record_file(path)
+    if not out.exists():
+        done: set = set()
+    else:
+        _check_columns(task, out)
+        expected = {task.key(c): task.n_records(c) for c in cells}
+        counts = Counter(task.key(r) for r in read_records([out]) if task.own(r))
+        partial = {k for k, n in counts.items() if k in expected and n < expected[k]}
+        if partial:
+            drop_records(out, lambda r: task.own(r) and task.key(r) in partial)
+            print(f"{task.name}: removed the records of {len(partial)} unfinished cell(s) "
+                  f"from {out}; they run again", file=log, flush=True)
+        done = {k for k, n in counts.items() if k in expected and n >= expected[k]}
+    unfinished = {task.key(c) for c in cells} - done
+    for kind in task.details:
+        side = detail_path(out, kind)
+        if side.exists():
+            n = drop_records(side, lambda r: task.own(r) and task.key(r) in unfinished)
+            if n:
+                print(f"{task.name}: removed {n} rows of unfinished cells from {side}",
+                      file=log, flush=True)
+    return done
 
 
 def run_task(
@@ -79,14 +145,15 @@ def run_task(
     log: TextIO | None = None,
     counter: bool = True,
 ) -> list[dict]:
-    """Run the cells of ``task`` that ``out`` does not hold yet; return the records.
+    """Run the cells of ``task`` that ``out`` does not hold yet; return the grid's records.
 
     Parameters
     ----------
     task : Task
     out : path or None
-        CSV file of records: cells whose key is already in it are skipped, each
-        finished cell's records are appended (side files next to it first).
+        CSV file of records: cells whose key (cell and settings columns) is already
+        in it are skipped, each finished cell's side rows and then its records are
+        appended. A file left by a killed run is repaired first (:func:`resume`).
         None keeps the records in memory only.
     n_jobs, scheduler, threads
         As in :func:`skfbnn.bench.parallel.map_cells`.
@@ -98,15 +165,14 @@ def run_task(
     Returns
     -------
     records : list of dict
-        Every record of this task in ``out`` after the run (those of earlier
-        runs included), or the new ones when ``out`` is None.
+        The records of this grid's cells in ``out`` after the run (those of earlier
+        runs of the same cells included; records of other cells or settings in the
+        file are not), or the new ones when ``out`` is None.
     """
     log = sys.stderr if log is None else log
     out = None if out is None else Path(out)
-    done = set()
-    if out is not None and out.exists():
-        done = {task.key(r) for r in read_records([out]) if task.own(r)}
     cells = task.cells()
+    done = set() if out is None else resume(task, out, cells, log)
     todo = [c for c in cells if task.key(c) not in done]
     if counter and len(todo) < len(cells):
         print(f"{task.name}: {len(cells) - len(todo)} of {len(cells)} cells already in "
@@ -117,7 +183,7 @@ def run_task(
     for i, (cell, result) in enumerate(zip(todo, results, strict=True)):
         records = result["records"]
         if out is not None:
-            for kind in task.details:
+            for kind in task.details:  # side rows first: main records mean a finished cell
                 append_records(detail_path(out, kind), result.get(kind, []))
             append_records(out, records)
         fresh += records
@@ -125,7 +191,15 @@ def run_task(
         print(f"[{i + 1}/{len(todo)}] {line}" if counter else line, file=log, flush=True)
     if out is None:
         return fresh
-    return [r for r in read_records([out]) if task.own(r)] if out.exists() else []
+    return grid_records(task, out, cells)
+
+
+def grid_records(task: Task, path: Path, cells: list[dict] | None = None) -> list[dict]:
+    """The records of ``path`` (a record or side file) that belong to the cells of ``task``."""
+    keys = {task.key(c) for c in (task.cells() if cells is None else cells)}
+    if not Path(path).exists():
+        return []
+    return [r for r in read_records([path]) if task.own(r) and task.key(r) in keys]
 
 
 # ----------------------------------------------------------------- parameters
@@ -158,6 +232,24 @@ def check_params_used(params: dict, methods: Sequence[str], valid: dict[str, set
         if not any(name in valid[m] for m in targets):
             raise ValueError(f"--set {key}: no parameter {name!r} in "
                              f"{' or '.join(targets)}.")
+
+
+def check_param_values(params: dict, methods: Sequence[str], task: str) -> None:
+    """Raise ValueError for an override whose value breaks the parameter's constraints in
+    the estimator of a registry method (before anything is fitted)."""
+    from ..estimators import BayesianNetClassifier, BayesianNetRegressor
+    from ..estimators._params import method_params
+
+    generic = BayesianNetRegressor if task == "regression" else BayesianNetClassifier
+    for method in methods:
+        constraints = dict(generic._parameter_constraints)
+        constraints.update({p.name: p.constraints for p in method_params(method, task)})
+        given = select_params(method, params, set(constraints))
+        try:
+            validate_parameter_constraints(
+                {k: constraints[k] for k in given}, given, caller_name=f"--set ({method})")
+        except (ValueError, TypeError) as exc:
+            raise ValueError(str(exc)) from None
 
 
 def bayes_params(method: str, task: str) -> set[str]:
@@ -195,15 +287,17 @@ class RegressionTask(Task):
     Split ``k`` is fitted with ``random_state = seed + k``; records hold RMSE,
     test log-likelihood (mixture and moment-matched), CRPS, 95% coverage, fit
     time and the samplers' convergence diagnostics
-    (:func:`skfbnn.bench.runner.evaluate_split`).
+    (:func:`skfbnn.bench.runner.evaluate_split`), and the settings of their cell
+    (:data:`skfbnn.bench.settings.SETTINGS`).
     """
 
     name = "regression"
-    key_columns = REGRESSION_KEYS
+    key_columns = (*REGRESSION_KEYS, *SETTINGS["regression"])
 
     def __init__(self, datasets: Sequence[str], methods: Sequence[str], *,
                  data_home: str | None = None, n_splits: int | None = None, seed: int = 0,
-                 device: str = "auto", params: dict | None = None, data: dict | None = None):
+                 device: str = "auto", params: dict | None = None, data: dict | None = None,
+                 source: str = "builtin"):
         self.datasets = list(datasets)
         self.methods = list(methods)
         self.data_home = data_home
@@ -212,8 +306,16 @@ class RegressionTask(Task):
         self.device = device
         self.params = dict(params or {})
         self._data = dict(data or {})  # name -> (X, y, splits), e.g. from a CSV file
+        self._source = source if self._data else "builtin"
+        self._given = set(self._data)  # k-fold splits made by the caller
+        if n_splits is not None and not (isinstance(n_splits, int) and n_splits >= 1):
+            raise ValueError(f"n_splits must be a positive int. Got {n_splits!r}.")
+        if n_splits == 1 and "diabetes" in self.datasets:
+            raise ValueError("n_splits must be at least 2 for k-fold cross-validation "
+                             "(diabetes). Got 1.")
         valid = {m: bayes_params(m, "regression") for m in self.methods}
         check_params_used(self.params, self.methods, valid)
+        check_param_values(self.params, self.methods, "regression")
         self._valid = valid
 
     def data(self, dataset: str):
@@ -221,8 +323,16 @@ class RegressionTask(Task):
             self._data[dataset] = _load_regression(dataset, self.data_home, self.n_splits)
         return self._data[dataset]
 
+    def settings(self, dataset: str, method: str) -> dict:
+        """The setting columns of the cells of ``method`` on ``dataset``."""
+        kfold = dataset == "diabetes" or dataset in self._given
+        params = select_params(method, self.params, self._valid[method])
+        return {"seed": self.seed,
+                "folds": f"{len(self.data(dataset)[2])}-fold" if kfold else "standard",
+                "data": self._source, "params": format_params(params)}
+
     def cells(self) -> list[dict]:
-        return [{"dataset": d, "method": m, "split": k}
+        return [{"dataset": d, "method": m, "split": k, **self.settings(d, m)}
                 for m in self.methods for d in self.datasets
                 for k in range(len(self.data(d)[2]))]
 
@@ -235,8 +345,7 @@ class RegressionTask(Task):
         params = select_params(cell["method"], self.params, self._valid[cell["method"]])
         pipe = make_regression_pipeline(cell["method"], random_state=self.seed + cell["split"],
                                         device=self.device, **params)
-        record = {"dataset": cell["dataset"], "method": cell["method"], "split": cell["split"],
-                  **evaluate_split(pipe, X[train], y[train], X[test], y[test])}
+        record = {**cell, **evaluate_split(pipe, X[train], y[train], X[test], y[test])}
         return {"records": [record]}
 
     def progress(self, cell: dict, records: list[dict]) -> str:
@@ -245,78 +354,11 @@ class RegressionTask(Task):
                 f"test_ll {r['test_ll']:.3f} fit {r['fit_time']:.1f}s")
 
 
-# ----------------------------------------------------------------- CSV files
-def load_csv(path: str | Path, target: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Features and target of a CSV file with a header row.
+def __getattr__(name: str):
+    """``CSVTask`` and ``load_csv`` live in :mod:`skfbnn.bench.csvdata` (CSVTask is a
+    RegressionTask); importable from here as before."""
+    if name in ("CSVTask", "load_csv"):
+        from . import csvdata
 
-    Columns whose every value parses as a number are numeric features; the
-    others are one-hot encoded (one column per distinct value). The target
-    column is returned as floats when every value is a number, else as strings.
-
-    Returns
-    -------
-    X : ndarray of shape (n, d)
-    y : ndarray of shape (n,)
-    feature_names : list of str
-    """
-    import csv
-
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"data must be an existing CSV file. Got {str(path)!r}.")
-    with path.open(newline="") as fh:
-        rows = list(csv.reader(fh))
-    if len(rows) < 3:
-        raise ValueError(f"{str(path)!r} must hold a header row and at least two rows.")
-    header, body = [h.strip() for h in rows[0]], [r for r in rows[1:] if any(r)]
-    if target not in header:
-        raise ValueError(f"target must be a column of {str(path)!r}, one of {header}. "
-                         f"Got {target!r}.")
-    bad = [i + 2 for i, r in enumerate(body) if len(r) != len(header)]
-    if bad:
-        raise ValueError(f"{str(path)!r}: rows {bad[:5]} do not have {len(header)} fields.")
-    columns = {name: [r[j].strip() for r in body] for j, name in enumerate(header)}
-    blocks, names = [], []
-    for name, values in columns.items():
-        if name == target:
-            continue
-        numbers = _floats(values)
-        if numbers is not None:
-            blocks.append(numbers[:, None])
-            names.append(name)
-        else:
-            categories = sorted(set(values))
-            blocks.append((np.array(values)[:, None] == np.array(categories)[None, :])
-                          .astype(np.float64))
-            names += [f"{name}={c}" for c in categories]
-    if not blocks:
-        raise ValueError(f"{str(path)!r} has no feature column besides {target!r}.")
-    y = _floats(columns[target])
-    return np.hstack(blocks), (np.array(columns[target]) if y is None else y), names
-
-
-def _floats(values: list[str]) -> np.ndarray | None:
-    try:
-        out = np.array([float(v) for v in values])
-    except ValueError:
-        return None
-    return out if np.all(np.isfinite(out)) else None
-
-
-class CSVTask(RegressionTask):
-    """Regression on any CSV file: ``n_splits``-fold cross-validation (default 5,
-    shuffled, seed 0) of the column ``target`` on the other columns; the data set
-    is named after the file."""
-
-    def __init__(self, path: str | Path, target: str, methods: Sequence[str], *,
-                 n_splits: int | None = None, **kwargs: Any):
-        from sklearn.model_selection import KFold
-
-        X, y, _ = load_csv(path, target)
-        if y.dtype.kind not in "fi":
-            raise ValueError(f"target {target!r} must be numeric for regression; use "
-                             "--task classification --data FILE for class labels.")
-        name = Path(path).stem
-        splits = list(KFold(n_splits or 5, shuffle=True, random_state=0).split(X))
-        super().__init__([name], methods, n_splits=n_splits,
-                         data={name: (X, y, splits)}, **kwargs)
+        return getattr(csvdata, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

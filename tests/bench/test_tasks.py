@@ -114,3 +114,54 @@ def test_load_csv_one_hot_encodes_text_columns(tmp_path):
     path.write_text("a,b\n1,2\n3\n4,5\n")
     with pytest.raises(ValueError, match="do not have 2 fields"):
         load_csv(path, "a")
+
+
+# ----------------------------------------------------------------- settings in the key
+def _keys(task):
+    return {task.key(c) for c in task.cells()}
+
+
+def test_every_option_that_changes_a_result_changes_the_cells_key():
+    from skfbnn.bench.bandit import BanditTask
+    from skfbnn.bench.classification import ClassificationTask
+    from skfbnn.bench.tasks import RegressionTask
+
+    reg = RegressionTask(["diabetes"], ["sgld"], n_splits=2)
+    for other in (RegressionTask(["diabetes"], ["sgld"], n_splits=3),
+                  RegressionTask(["diabetes"], ["sgld"], n_splits=2, seed=7),
+                  RegressionTask(["diabetes"], ["sgld"], n_splits=2,
+                                 params={"n_burnin": 5})):
+        assert not _keys(reg) & _keys(other)
+    # an override of another method leaves these cells alone
+    two = RegressionTask(["diabetes"], ["sgld", "bbb"], n_splits=2, params={"bbb.n_iter": 5})
+    assert _keys(reg) < _keys(two)
+    clf = ClassificationTask(["digits"], ["mlp"], n_splits=2)
+    for other in (ClassificationTask(["digits"], ["mlp"], n_splits=2, id_classes=(0, 1)),
+                  ClassificationTask(["digits"], ["mlp"], n_splits=2,
+                                     shifts={"noise": (1.0,)}),
+                  ClassificationTask(["digits"], ["mlp"], n_splits=2, seed=3),
+                  ClassificationTask(["digits"], ["mlp"], n_splits=2,
+                                     params={"max_iter": 3})):
+        assert not _keys(clf) & _keys(other)
+    # more repetitions of the same protocol extend the grid
+    assert _keys(clf) < _keys(ClassificationTask(["digits"], ["mlp"], n_splits=3))
+    assert clf.n_records(clf.cells()[0]) == 1 + 4 + 3 + 1
+    ban = BanditTask(["uniform"], n_seeds=1, horizon=64)
+    for change in (dict(buffer_size=64), dict(update_every=32), dict(curve_every=32),
+                   dict(p=0.4), dict(horizon=128), dict(seed=5)):
+        other = BanditTask(["uniform"], **{"n_seeds": 1, "horizon": 64, **change})
+        assert not _keys(ban) & _keys(other), change
+
+
+def test_task_summary_keeps_settings_apart():
+    from skfbnn.bench.report import COLUMNS, task_summary
+
+    rows = [{"dataset": "d", "method": "sgld", "split": k, "seed": s, "folds": "2-fold",
+             "data": "builtin", "params": "default", **dict.fromkeys(COLUMNS, float(s))}
+            for s in (0, 7) for k in (0, 1)]
+    text = task_summary("regression", rows)
+    assert text.startswith("Records with seed=0:\n\n| dataset |")
+    assert "\n\nRecords with seed=7:\n\n| dataset |" in text
+    assert "| d | sgld | 2 | 0.000 ± 0.000" in text and "| d | sgld | 2 | 7.000 ± 0.000" in text
+    one = task_summary("regression", rows[:2])
+    assert one.startswith("| dataset |")  # one setting: the table as before
