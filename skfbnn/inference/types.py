@@ -81,8 +81,9 @@ class BayesProblem:
         Plain functions instead of objects (tests, quick experiments); they
         are wrapped into minimal likelihood and prior objects.
     network : torch.nn.Module, optional
-        The architecture (a :func:`~skfbnn.nn.mlp.build_mlp` stack), for methods
-        that re-parameterise it (the Metropolis-Hastings samplers).
+        The architecture (a :func:`~skfbnn.nn.mlp.build_mlp` stack or a user's module),
+        for methods that re-parameterise it (the Metropolis-Hastings samplers) or add to
+        it (ifBDE's random functions).
     jacobian : callable, optional
         ``jacobian(params, X, n_out) -> (f, jac)``: outputs ``(C, M, n_out)``
         and per-parameter Jacobians ``(C, n_out, M, *shape)`` (see
@@ -90,11 +91,17 @@ class BayesProblem:
     ntk : callable, optional
         ``ntk(params, X, n_out) -> (f, J J^T)`` with the kernel ``(C, n_out, M, M)``
         (:func:`skfbnn.nn.jacobian.mlp_ntk`); built from ``jacobian`` when not given.
-        Both default to the closed forms for ``network`` when it is given.
+        Both default to the closed forms for ``network`` when it is given, or for a
+        ``forward`` that is a :class:`~skfbnn.nn.functional.ModuleForward` (any module),
+        to :func:`~skfbnn.nn.jacobian.forward_jacobian` and ``J J^T``.
     sample_weight : Tensor of shape (n_data,), optional
         Row weights of a weighted likelihood (``fit(..., sample_weight=w)``); the run
         policies hand them to the driver, which gives each batch its rows' share as
         ``batch["w"]``. None: every row weighs 1.
+    n_outputs : int, optional
+        The network's output width (targets, classes, or twice the targets with variance
+        heads), for methods that size something by it (ifBDE's random functions); None:
+        read from an MLP's readout.
     """
 
     def __init__(
@@ -110,6 +117,7 @@ class BayesProblem:
         jacobian: Callable[..., tuple[Tensor, Params]] | None = None,
         ntk: Callable[..., tuple[Tensor, Tensor]] | None = None,
         sample_weight: Tensor | None = None,
+        n_outputs: int | None = None,
     ) -> None:
         if (likelihood is None) == (log_likelihood is None):
             raise ValueError("Give exactly one of likelihood or log_likelihood.")
@@ -124,11 +132,16 @@ class BayesProblem:
                              f"row). Got {tuple(sample_weight.shape)}.")
         self.sample_weight = sample_weight
         self.network = network
+        self.n_outputs = n_outputs
         if network is not None:  # the closed forms of skfbnn.nn.jacobian
-            from ..nn.jacobian import mlp_jacobian, mlp_ntk
+            from ..nn.functional import ModuleForward
+            from ..nn.jacobian import forward_jacobian, mlp_jacobian, mlp_ntk
 
-            jacobian = jacobian or partial(mlp_jacobian, network)
-            ntk = ntk or partial(mlp_ntk, network)
+            if isinstance(forward, ModuleForward):  # any module: torch.func, its own rows
+                jacobian = jacobian or partial(forward_jacobian, forward)
+            else:
+                jacobian = jacobian or partial(mlp_jacobian, network)
+                ntk = ntk or partial(mlp_ntk, network)
         self.jacobian = jacobian
         self.ntk = ntk if ntk is not None or jacobian is None else _ntk_from(jacobian)
 
