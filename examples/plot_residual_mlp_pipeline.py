@@ -11,7 +11,7 @@ Gaussian negative log-likelihood of the predictive). The initial weights of ever
 from the fit's generator (``random_state``), so the search is reproducible.
 
 The data are scikit-learn's diabetes set; SGLD runs on a **reduced budget** (two chains of 600
-steps) so that the search takes well under a minute.
+steps) so that the search takes about a minute of one core.
 """
 
 # %%

@@ -22,7 +22,7 @@ from torch import nn
 from ..inference.ensemble.anchored import PREFIX as ANCHOR
 from ..inference.ensemble.random_function import PREFIX as RANDOM_FUNCTION
 from ..likelihoods import VARIANCE_FLOOR_KEY
-from ..nn.functional import Params, init_rule, make_forward
+from ..nn.functional import Params, init_rule
 from ..nn.mlp import make_network
 from ..priors.weight import NOISE_KEY
 
