@@ -148,10 +148,11 @@ class ModuleForward:
     ``forward(params, X)`` gives the module only its own parameters (by name; every other
     entry of ``params``, such as a learned noise or an ensemble's anchors, stays outside
     the module's namespace) and its own buffers, cast to the dtype and device of ``X``.
-    Whether ``X`` is shared by the sets or one slice per set is read from its flat layout:
-    rows ``(n, d)`` are shared (``vmap`` over the sets alone), ``(B, n, d)`` are the sets'
-    own (``vmap`` over both); each row is reshaped to ``input_shape`` inside the module's
-    call, so a row of an image is never taken for a parameter set.
+    Whether ``X`` is shared by the sets or one slice per set is part of the calling
+    contract, not inferred from the rows' shape: the inference layer passes flat rows,
+    ``(n, d)`` shared (``vmap`` over the sets alone) or ``(B, n, d)`` the sets' own (``vmap``
+    over both, ``B`` checked against the sets); each row is reshaped to ``input_shape`` only
+    inside the module's call, so an image's channels are never taken for parameter sets.
 
     Parameters
     ----------
@@ -209,6 +210,10 @@ class ModuleForward:
         if X.dim() == 2:
             return self._shared(own, X, buffers)
         if X.dim() == 3:
+            n_sets = next(iter(own.values())).shape[0] if own else X.shape[0]
+            if X.shape[0] != n_sets:
+                raise ValueError(f"X of shape {tuple(X.shape)} holds one slice of rows per "
+                                 f"parameter set, but there are {n_sets} sets.")
             return self._per_set(own, X, buffers)
         raise ValueError("forward takes flat rows, (n, d) shared by the parameter sets or "
                          f"(B, n, d) one slice per set. Got X of shape {tuple(X.shape)}.")
