@@ -414,3 +414,22 @@ def test_measurement_points_of_input_shape_are_flattened(classification_data):
                                           measurement_points=context, random_state=0,
                                           **FAST_FUNCTIONAL).fit(X6, y)
     assert est.predict_proba(X6).shape == (len(X6), 2)
+
+
+def test_ifbde_random_functions_leave_the_readout_and_normalisation_alone(regression_data):
+    """ifBDE perturbs every parameter but the readout's and those that start at a constant
+    (here LayerNorm's), each by its own initialisation variance."""
+    X, y = regression_data
+    est = skfbnn.IFBDERegressor(network=skfbnn.nn.ResidualMLP, network_params={"width": 6},
+                                random_function=True, random_state=0, prior_fit_iter=5, n_measurement_points=10,
+                                **FAST_ENSEMBLE).fit(X, y)
+    members = est.posterior_.flat()
+    direction = {k[len("random_function.direction."):]: v for k, v in members.items()
+                 if k.startswith("random_function.direction.")}
+    assert set(direction) == {n for n, _ in est.network_.named_parameters()}
+    for name, d in direction.items():
+        owner = est.network_.get_submodule(name.rpartition(".")[0])
+        fixed = name.startswith("readout.") or isinstance(owner, nn.LayerNorm)
+        assert bool((d == 0).all()) == fixed, name
+    assert members["random_function.outputs"].shape == (FAST_ENSEMBLE["n_estimators"], 2)
+    assert np.isfinite(est.predict(X)).all()
