@@ -433,3 +433,15 @@ def test_ifbde_random_functions_leave_the_readout_and_normalisation_alone(regres
         assert bool((d == 0).all()) == fixed, name
     assert members["random_function.outputs"].shape == (FAST_ENSEMBLE["n_estimators"], 2)
     assert np.isfinite(est.predict(X)).all()
+
+
+def test_constant_targets_and_warm_start_with_a_network(regression_data):
+    X, y = regression_data
+    const = skfbnn.SGLDRegressor(network=small_mlp, random_state=0, **FAST).fit(X, np.ones(40))
+    mean, std = const.predict(X[:3], return_std=True)
+    np.testing.assert_array_equal(mean, 1.0)
+    est = skfbnn.SGLDRegressor(network=small_mlp, warm_start=True, random_state=0, **FAST)
+    first = est.fit(X, y).posterior_.draws["out.weight"][:, -1].clone()
+    est.set_params(n_burnin=10).fit(X, y)
+    assert est.posterior_.draws["out.weight"].shape[2:] == first.shape[1:]
+    assert not torch.equal(est.posterior_.draws["out.weight"][:, 0], first)  # moved on
