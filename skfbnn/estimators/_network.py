@@ -22,7 +22,7 @@ from torch import nn
 from ..inference.ensemble.anchored import PREFIX as ANCHOR
 from ..inference.ensemble.random_function import PREFIX as RANDOM_FUNCTION
 from ..likelihoods import VARIANCE_FLOOR_KEY
-from ..nn.functional import Params, init_rule
+from ..nn.functional import ModuleForward, Params, init_rule
 from ..nn.mlp import make_network
 from ..priors.weight import NOISE_KEY
 
@@ -190,7 +190,7 @@ def check_forward(module: nn.Module, forward, params: Params, X: torch.Tensor, n
             f"({len(rows)}, {n_out}): one column per target, per class, or per target and "
             "its variance head (the ensembles with noise_std='learn'). Build the module "
             "with the n_outputs the callable receives.")
-    if ard:
+    if ard and isinstance(forward, ModuleForward):  # else a plain MLP: a Linear comes first
         _check_ard(module, forward, first, rows)
 
 

@@ -337,6 +337,9 @@ def test_ard_needs_a_first_linear_layer_of_the_inputs(network, regression_data):
                              **FAST).fit(X, y)
     est = skfbnn.SGLDRegressor(network=small_mlp, prior_std="ard", **FAST).fit(X, y)
     assert est.diagnostics_["prior_std"]["inp.weight"].shape == (FAST["n_chains"], 3)
+    plain = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))  # the fast path
+    est = skfbnn.SGLDRegressor(network=plain, prior_std="ard", **FAST).fit(X, y)
+    assert est.diagnostics_["prior_std"]["0.weight"].shape == (FAST["n_chains"], 3)
 
 
 def test_architecture_parameters_conflict_with_network(regression_data):
