@@ -77,6 +77,11 @@ def flat_rows(est, X: Any) -> Any:
     return X
 
 
+def _same(value: Any) -> Any:
+    """A list as the tuple it equals (``hidden_layer_sizes=[50]`` is the default ``(50,)``)."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 def _declared_default(est, name: str) -> Any:
     return {p.name: p.default for p in type(est)._declared_params()}[name]
 
@@ -94,7 +99,7 @@ def network_for(est, spec, hyper: dict, n_in: int, n_out: int) -> nn.Module:
             "network=None (hidden_layer_sizes, activation), or a method of the SG-MCMC, "
             "variational or ensemble families.")
     changed = [name for name in ("hidden_layer_sizes", "activation")
-               if getattr(est, name) != _declared_default(est, name)]
+               if _same(getattr(est, name)) != _same(_declared_default(est, name))]
     if changed:
         raise ValueError(
             f"{' and '.join(changed)} set together with network: they describe the "
