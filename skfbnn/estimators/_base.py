@@ -42,11 +42,11 @@ from ..inference.families import FAMILIES, sampler_lengths
 from ..inference.fit import build_problem, infer
 from ..inference.registry import METHODS, MethodSpec
 from ..nn.functional import init_params, make_forward
-from ..nn.mlp import make_network
 from ..posterior import POSTERIORS, Particles, outputs_at
 from ..priors.functional import FunctionPrior
 from ..priors.gp import GPPrior
 from ..priors.weight import HierarchicalWeightPrior
+from ._network import check_forward, flat_rows, input_shape_of, network_for
 from ._params import COMMON, GENERIC, Param, common_params, format_params, method_params
 
 __all__ = ["BayesianNetBase"]
@@ -134,10 +134,14 @@ class BayesianNetBase(BaseEstimator):
         Xt = to_tensor(X, device, dtype)
         yt, n_targets = self._encode_target(y, device, dtype, weights)
         likelihood = self._make_likelihood(spec, hyper)
-        network = make_network(X.shape[1], likelihood.n_outputs(n_targets),
-                               *self._architecture(spec))
+        n_out = likelihood.n_outputs(n_targets)
+        network = network_for(self, spec, hyper, X.shape[1], n_out)
+        self._network_shape = None if self.network is None else input_shape_of(self)
         n_batch = family.n_batch(hyper)
         params = init_params(network, n_batch, gen, device=device, dtype=dtype)
+        if self.network is not None and n_out:  # the user's module, before any sampling
+            check_forward(network, make_forward(network, self._network_shape), params, Xt,
+                          n_out, self._network_shape, hyper.get("prior_std") == "ard")
         params.update(likelihood.init_params(n_batch, n_targets, device, dtype))
         if previous is not None:  # warm_start: continue from the previous fit
             params = _continued(params, previous.start())
@@ -158,7 +162,8 @@ class BayesianNetBase(BaseEstimator):
         prior = result = None
         if n_targets:
             problem = build_problem(
-                spec, hyper, network, make_forward(network), likelihood, Xt, yt, n_targets,
+                spec, hyper, network, make_forward(network, self._network_shape), likelihood,
+                Xt, yt, n_targets,
                 gen, classification=self._task == "classification",
                 sample_weight=None if weights is None else to_tensor(weights, device, Xt.dtype))
             prior = problem.prior
@@ -288,7 +293,7 @@ class BayesianNetBase(BaseEstimator):
     def _forward(self):
         """The network's forward function as predictions use it (the method's
         ``wrap_forward`` applied, e.g. ifBDE's fixed random functions)."""
-        forward = make_forward(self.network_)
+        forward = make_forward(self.network_, getattr(self, "_network_shape", None))
         wrap = self._spec().wrap_forward
         return forward if wrap is None else wrap(forward)
 
@@ -298,7 +303,7 @@ class BayesianNetBase(BaseEstimator):
         summaries computed a block of rows at a time
         (:func:`skfbnn.posterior.outputs_at`)."""
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, flat_rows(self, X), reset=False, dtype=[np.float64, np.float32])
         return outputs_at(self.posterior_, self._forward(), X, reduce)
 
     def __getstate__(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from ..device import to_numpy
 from ..diagnostics.health import classification_checks
 from ..likelihoods import CategoricalLikelihood
 from ._base import BayesianNetBase
+from ._network import flat_rows
 
 __all__ = ["BayesianClassifierBase"]
 
@@ -24,6 +25,7 @@ class BayesianClassifierBase(BayesianNetBase):
     _task = "classification"
 
     def _validate_fit_data(self, X: Any, y: Any):
+        X = flat_rows(self, X)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
         check_classification_targets(y)
         return X, y

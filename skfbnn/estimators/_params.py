@@ -37,6 +37,28 @@ COMMON = [
        "Widths of the hidden layers; ``()`` is a linear model."),
     _p("activation", "tanh", [StrOptions(set(ACTIVATIONS))], "str",
        f"Hidden-layer activation, one of {sorted(ACTIVATIONS)}."),
+    _p("network", None, [None, callable], "None, callable or torch.nn.Module",
+       "The network: None, the built-in MLP (``hidden_layer_sizes``, ``activation``); a "
+       "callable ``network(n_features_in, n_outputs, **network_params)`` returning a "
+       "``torch.nn.Module`` (a function or an ``nn.Module`` subclass); or an ``nn.Module`` "
+       "instance. ``n_outputs`` is the number of targets, of classes, or twice the targets "
+       "for the ensembles' variance heads (``noise_std='learn'``). The fit works on a deep "
+       "copy, never modifying the instance given: its weights are read as an architecture "
+       "only, and every chain or member starts from weights drawn from the fit's generator "
+       "(uniform on +-1/sqrt(fan-in), normalisation layers at 1 and 0). Every parameter is "
+       "inferred; fixed tensors belong in buffers. Refused: batch normalisation (use "
+       "LayerNorm or GroupNorm), random layers such as dropout, and, until they are "
+       "generalised, the Metropolis-Hastings samplers. See the user guide's networks page."),
+    _p("network_params", None, [None, dict], "dict or None",
+       "Keyword arguments of a ``network`` callable (searchable by ``GridSearchCV``, e.g. "
+       "``{'network_params': [{'channels': 8}, {'channels': 16}]}``)."),
+    _p("input_shape", None, [None, tuple, list], "tuple of int or None",
+       "The shape of one input row as the network takes it, e.g. ``(1, 40)`` for a "
+       "one-channel signal or ``(1, 8, 8)`` for an image. ``X`` stays two-dimensional, "
+       "``(n_samples, prod(input_shape))``, through validation, pipelines and "
+       "cross-validation, and each row is reshaped inside the network's call; an array "
+       "whose trailing shape is ``input_shape`` is also accepted, and flattened. None: "
+       "flat rows."),
     _p("random_state", None, ["random_state"], "int, RandomState or None",
        "Seed of the single ``torch.Generator`` used by the fit; the global torch "
        "RNG is never touched."),

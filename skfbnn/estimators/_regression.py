@@ -14,6 +14,7 @@ from ..diagnostics.health import regression_checks
 from ..likelihoods import GaussianLikelihood, HeteroscedasticGaussianLikelihood
 from ..predictive import regression_cov
 from ._base import BayesianNetBase
+from ._network import flat_rows
 from ._params import REGRESSION
 
 __all__ = ["BayesianRegressorBase"]
@@ -33,6 +34,7 @@ class BayesianRegressorBase(BayesianNetBase):
         return tags
 
     def _validate_fit_data(self, X: Any, y: Any):
+        X = flat_rows(self, X)
         X, y = validate_data(
             self, X, y, dtype=[np.float64, np.float32], y_numeric=True, multi_output=True
         )
@@ -169,7 +171,7 @@ class BayesianRegressorBase(BayesianNetBase):
         if not isinstance(n_samples, (int, np.integer)) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive integer. Got {n_samples!r}.")
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, flat_rows(self, X), reset=False, dtype=[np.float64, np.float32])
         # The draws of skfbnn.predictive.sample_regression, for every row at once (so that
         # the samples do not depend on the blocks); each block of rows then uses its share.
         gen = make_generator(spawn_seed(random_state), torch.device("cpu"))

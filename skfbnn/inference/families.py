@@ -28,7 +28,7 @@ from .run import RunResult, run
 from .schedules import SCHEDULES, make_schedule
 from .sgmcmc.curvature import cap_hook
 from .sgmcmc.diffusions import update_step
-from .types import Schedule
+from .types import Schedule, member
 from .vi.meanfield import (
     calibrate_noise,
     early_stopping_param,
@@ -217,7 +217,7 @@ def _step_cap(transform, problem, X, y, gen, hyper, n_burnin, measure=None):
     """The burn-in hook capping each chain's step at ``step_cap`` times the kernel's
     stability limit over its sharpest preconditioned curvature, or None when it does
     not apply."""
-    fraction, limit = hyper.get("step_cap"), getattr(transform, "stability_limit", None)
+    fraction, limit = hyper.get("step_cap"), member(transform, "stability_limit")
     if fraction is None or limit is None or problem is None or not n_burnin \
             or hyper.get("preconditioner") != "adaptive":
         return None
@@ -245,7 +245,7 @@ def _run_sampler(transform, params, X, y, gen, hyper, problem=None, **kwargs) ->
     n_burnin, thinning = sampler_lengths(hyper, len(X))
     kwargs["adapt"] = _step_cap(transform, problem, X, y, gen, hyper, n_burnin,
                                 kwargs.get("measure"))
-    resample = getattr(getattr(problem, "prior", None), "resample", None)
+    resample = member(getattr(problem, "prior", None), "resample")
     if resample is not None:  # Gibbs steps of the prior's hyperparameters, whole run
         def monitor(step, state):
             if step >= n_burnin // 2 and (step + 1) % GIBBS_EVERY == 0:
@@ -383,7 +383,7 @@ def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs
     """The optimiser run; with ``validation_fraction`` (regression with a learned noise)
     the held-out rows then raise the noise of the final ``q`` where they call for more, and
     with ``early_stopping`` ``q`` is the one whose mean fits them best."""
-    learned = getattr(getattr(problem, "likelihood", None), "learned", False)
+    learned = member(getattr(problem, "likelihood", None), "learned")
     if not hyper.get("validation_fraction", 0.0) or not learned:
         return _run_optimiser(transform, params, X, y, gen, hyper, problem, **kwargs)
     checkpoint = (dict(keep=variational_tensors, score=gaussian_fit_score)

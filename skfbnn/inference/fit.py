@@ -39,8 +39,9 @@ def build_problem(spec: MethodSpec, hyper: dict, network: torch.nn.Module, forwa
     (:func:`skfbnn.priors.build.make_prior`) on ``n_out`` outputs, fitted to the training
     inputs ``X`` and encoded targets ``y`` where the prior needs data (unweighted)."""
     prior = make_prior(spec.prior, hyper, X, y, n_out, gen, classification)
+    n_outputs = likelihood.n_outputs(n_out) if hasattr(likelihood, "n_outputs") else None
     return BayesProblem(forward, likelihood, prior, len(X), network=network,
-                        sample_weight=sample_weight)
+                        sample_weight=sample_weight, n_outputs=n_outputs)
 
 
 def infer(spec: MethodSpec, hyper: dict, problem: BayesProblem, params: dict,

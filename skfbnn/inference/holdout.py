@@ -30,7 +30,7 @@ from ..likelihoods import (
 )
 from ..nn.functional import Params
 from .objective import row_weights
-from .types import BayesProblem
+from .types import BayesProblem, member
 
 __all__ = ["split_rows", "BestOnHeldOut", "gaussian_fit_score", "calibrated_log_noise",
            "calibrate_heads"]
@@ -113,7 +113,7 @@ class BestOnHeldOut:
     def _log_density(self, f: Tensor, y: Tensor, params: Params,
                      weights: Tensor | None = None) -> Tensor:
         likelihood = self.problem.likelihood
-        score_fn = getattr(likelihood, "log_density", likelihood.log_prob)
+        score_fn = member(likelihood, "log_density") or likelihood.log_prob
         if weights is None:
             return score_fn(f, y, params) / y.shape[1]
         return score_fn(f, y, params, weights=weights) / weights.sum(-1).clamp_min(1e-300)

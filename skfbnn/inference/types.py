@@ -18,7 +18,8 @@ from torch import Tensor
 
 from ..nn.functional import Params
 
-__all__ = ["Batch", "BayesProblem", "Likelihood", "Prior", "Transform", "Schedule"]
+__all__ = ["Batch", "BayesProblem", "Likelihood", "Prior", "Transform", "Schedule",
+           "OPTIONAL_MEMBERS", "member"]
 
 Batch = dict[str, Any]
 """``{"x": (n, d) or (C, n, d), "y": ..., "measure": MeasurementDraw | None}``."""
@@ -28,7 +29,17 @@ Schedule = Callable[[int], float]
 
 
 class Likelihood(Protocol):
-    """Observation model: what the methods and the predictive need of it."""
+    """Observation model: what the methods and the predictive need of it.
+
+    Besides the two methods, the inference layer reads two optional members, with the
+    defaults of :data:`OPTIONAL_MEMBERS` when an object does not define them:
+    ``learned`` (bool: the likelihood has parameters of its own in the parameter
+    dictionaries, such as a learned noise, which the variational runs calibrate on held-out
+    rows) and ``log_density(f, y, params, weights=None)`` (the per-row score the held-out
+    monitor ranks fits by; ``log_prob`` when absent). Read them with :func:`member`.
+    """
+
+    learned: bool
 
     def log_prob(self, f: Tensor, y: Tensor, params: Params) -> Tensor:
         """``sum_i log p(y_i | f_i)`` per parameter set, ``(C,)``."""
@@ -38,14 +49,48 @@ class Likelihood(Protocol):
 
 
 class Prior(Protocol):
-    """Prior over networks: a log density in weights and/or function values."""
+    """Prior over networks: a log density in weights and/or function values.
+
+    Optional members (defaults in :data:`OPTIONAL_MEMBERS`, read with :func:`member`):
+    ``resample(params, gen)``, a Gibbs step of the prior's own hyperparameters that the
+    samplers take every ``GIBBS_EVERY`` steps (None: none), and ``gp``, the fitted GP prior
+    whose noise floors a variational fit's learned noise (None: no GP).
+    """
 
     def log_prob(self, params: Params, f_measure: Tensor | None, measure: Any) -> Tensor:
         """Log prior density per parameter set, ``(C,)``."""
 
 
+OPTIONAL_MEMBERS: dict[str, Any] = {
+    "learned": False,  # Likelihood: parameters of its own in the dictionaries
+    "log_density": None,  # Likelihood: per-row held-out score (None: log_prob)
+    "resample": None,  # Prior: a Gibbs step of its hyperparameters
+    "gp": None,  # Prior: the fitted GP prior
+    "stability_limit": None,  # Transform: the kernel's stable step times curvature
+}
+"""The optional members of the likelihood, prior and transform contracts and their values
+for an object that does not define them: the one place they are declared."""
+
+
+def member(obj: Any, name: str) -> Any:
+    """``obj``'s optional contract member ``name`` (:data:`OPTIONAL_MEMBERS`), or its
+    declared default when ``obj`` (or None) does not define it.
+
+    Examples
+    --------
+    >>> member(None, "learned"), member(Transform(None, None, 2.0), "stability_limit")
+    (False, 2.0)
+    """
+    if name not in OPTIONAL_MEMBERS:
+        raise KeyError(f"{name!r} is not an optional contract member; declared: "
+                       f"{sorted(OPTIONAL_MEMBERS)}.")
+    return getattr(obj, name, OPTIONAL_MEMBERS[name])
+
+
 class _CallableLikelihood:
     """Adapter for a plain ``log_likelihood(f, y, params)`` function."""
+
+    learned = False
 
     def __init__(self, fn: Callable[[Tensor, Tensor, Params], Tensor]) -> None:
         self.log_prob = fn
@@ -56,6 +101,9 @@ class _CallableLikelihood:
 
 class _CallablePrior:
     """Adapter for a plain ``log_prior(params, f_measure, measure)`` function."""
+
+    resample = None
+    gp = None
 
     def __init__(self, fn: Callable[[Params, Tensor | None, Any], Tensor]) -> None:
         self.log_prob = fn
@@ -81,8 +129,9 @@ class BayesProblem:
         Plain functions instead of objects (tests, quick experiments); they
         are wrapped into minimal likelihood and prior objects.
     network : torch.nn.Module, optional
-        The architecture (a :func:`~skfbnn.nn.mlp.build_mlp` stack), for methods
-        that re-parameterise it (the Metropolis-Hastings samplers).
+        The architecture (a :func:`~skfbnn.nn.mlp.build_mlp` stack or a user's module),
+        for methods that re-parameterise it (the Metropolis-Hastings samplers) or add to
+        it (ifBDE's random functions).
     jacobian : callable, optional
         ``jacobian(params, X, n_out) -> (f, jac)``: outputs ``(C, M, n_out)``
         and per-parameter Jacobians ``(C, n_out, M, *shape)`` (see
@@ -90,11 +139,17 @@ class BayesProblem:
     ntk : callable, optional
         ``ntk(params, X, n_out) -> (f, J J^T)`` with the kernel ``(C, n_out, M, M)``
         (:func:`skfbnn.nn.jacobian.mlp_ntk`); built from ``jacobian`` when not given.
-        Both default to the closed forms for ``network`` when it is given.
+        Both default to the closed forms for ``network`` when it is given, or for a
+        ``forward`` that is a :class:`~skfbnn.nn.functional.ModuleForward` (any module),
+        to :func:`~skfbnn.nn.jacobian.forward_jacobian` and ``J J^T``.
     sample_weight : Tensor of shape (n_data,), optional
         Row weights of a weighted likelihood (``fit(..., sample_weight=w)``); the run
         policies hand them to the driver, which gives each batch its rows' share as
         ``batch["w"]``. None: every row weighs 1.
+    n_outputs : int, optional
+        The network's output width (targets, classes, or twice the targets with variance
+        heads), for methods that size something by it (ifBDE's random functions); None:
+        read from an MLP's readout.
     """
 
     def __init__(
@@ -110,6 +165,7 @@ class BayesProblem:
         jacobian: Callable[..., tuple[Tensor, Params]] | None = None,
         ntk: Callable[..., tuple[Tensor, Tensor]] | None = None,
         sample_weight: Tensor | None = None,
+        n_outputs: int | None = None,
     ) -> None:
         if (likelihood is None) == (log_likelihood is None):
             raise ValueError("Give exactly one of likelihood or log_likelihood.")
@@ -124,11 +180,16 @@ class BayesProblem:
                              f"row). Got {tuple(sample_weight.shape)}.")
         self.sample_weight = sample_weight
         self.network = network
+        self.n_outputs = n_outputs
         if network is not None:  # the closed forms of skfbnn.nn.jacobian
-            from ..nn.jacobian import mlp_jacobian, mlp_ntk
+            from ..nn.functional import ModuleForward
+            from ..nn.jacobian import forward_jacobian, mlp_jacobian, mlp_ntk
 
-            jacobian = jacobian or partial(mlp_jacobian, network)
-            ntk = ntk or partial(mlp_ntk, network)
+            if isinstance(forward, ModuleForward):  # any module: torch.func, its own rows
+                jacobian = jacobian or partial(forward_jacobian, forward)
+            else:
+                jacobian = jacobian or partial(mlp_jacobian, network)
+                ntk = ntk or partial(mlp_ntk, network)
         self.jacobian = jacobian
         self.ntk = ntk if ntk is not None or jacobian is None else _ntk_from(jacobian)
 

@@ -25,9 +25,9 @@ import torch
 from torch import Tensor, nn
 from torch.func import jacrev, vmap
 
-from .functional import Params
+from .functional import ModuleForward, Params, is_plain_mlp
 
-__all__ = ["mlp_jacobian", "mlp_ntk", "flat_jacobian"]
+__all__ = ["mlp_jacobian", "mlp_ntk", "forward_jacobian", "flat_jacobian"]
 
 
 def _derivative(act: nn.Module, z: Tensor) -> Tensor:
@@ -48,9 +48,7 @@ def _derivative(act: nn.Module, z: Tensor) -> Tensor:
 
 
 def _is_plain_mlp(module: nn.Module) -> bool:
-    return isinstance(module, nn.Sequential) and all(
-        isinstance(layer, (nn.Linear, nn.Identity, nn.ReLU, nn.Tanh, nn.Sigmoid, nn.GELU,
-                           nn.SiLU)) for layer in module)
+    return is_plain_mlp(module)
 
 
 def mlp_jacobian(module: nn.Module, params: Params, X: Tensor, n_out: int | None = None
@@ -167,15 +165,40 @@ def mlp_ntk(module: nn.Module, params: Params, X: Tensor, n_out: int | None = No
 
 
 def _generic_jacobian(module, params, X, n_out):
-    from torch.func import functional_call
+    return forward_jacobian(ModuleForward(module), params, X, n_out)
+
+
+def forward_jacobian(forward: ModuleForward, params: Params, X: Tensor,
+                     n_out: int | None = None) -> tuple[Tensor, dict[str, Tensor]]:
+    """:func:`mlp_jacobian` of any module, through its :class:`ModuleForward`.
+
+    ``torch.func.jacrev`` of one parameter set's outputs, ``vmap``-ed over the sets (and
+    over ``X`` when it is ``(C, M, d)``); differentiable again, as the linearised methods
+    need. Entries of ``params`` that are not the module's parameters are ignored, its
+    buffers are constants, and rows are reshaped to the forward's ``input_shape``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from skfbnn.nn.functional import init_params
+    >>> net = nn.Sequential(nn.Conv1d(1, 2, 3), nn.Tanh(), nn.Flatten(), nn.Linear(4, 1))
+    >>> p = init_params(net, 3, torch.Generator().manual_seed(0),
+    ...                 device=torch.device("cpu"), dtype=torch.float64)
+    >>> f, J = forward_jacobian(ModuleForward(net, (1, 4)), p,
+    ...                         torch.randn(5, 4, dtype=torch.float64))
+    >>> f.shape, J["0.weight"].shape
+    (torch.Size([3, 5, 1]), torch.Size([3, 1, 5, 2, 1, 3]))
+    """
+    own = forward.own(params)
+    buffers = forward.buffers(X.device, X.dtype)
 
     def single(p, x):
-        out = functional_call(module, p, (x,))
+        out = forward.single(p, x, buffers)
         return out if n_out is None else out[..., :n_out]
 
     dims = (0, None) if X.dim() == 2 else (0, 0)
-    f = vmap(single, in_dims=dims)(params, X)
-    jac = vmap(jacrev(single), in_dims=dims)(params, X)  # (C, M, k, *shape)
+    f = vmap(single, in_dims=dims)(own, X)
+    jac = vmap(jacrev(single), in_dims=dims)(own, X)  # (C, M, k, *shape)
     return f, {k: v.movedim(2, 1) for k, v in jac.items()}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ..device import float64_device
@@ -11,7 +12,7 @@ from .measurement import MeasurementSampler
 from .params import measurement_points
 from .weight import HierarchicalWeightPrior, WeightPrior
 
-__all__ = ["make_prior", "absolute_nugget"]
+__all__ = ["make_prior", "context_points", "absolute_nugget"]
 
 
 def make_prior(kind: str, hyper: dict, X: torch.Tensor, y: torch.Tensor, n_out: int,
@@ -62,9 +63,31 @@ def make_prior(kind: str, hyper: dict, X: torch.Tensor, y: torch.Tensor, n_out: 
     sampler = MeasurementSampler(
         X, measurement_points(hyper["n_measurement_points"], len(X)),
         hyper["measurement_train_fraction"], hyper["measurement_margin"],
+        context_points(hyper.get("measurement_points"), X),
     )
     functional = FunctionalPrior(gp, sampler, absolute_nugget(hyper["prior_nugget"], gp, X64))
     return FunctionPrior(functional, hyper.get("weight_prior_std"))
+
+
+def context_points(value, X: torch.Tensor):
+    """``measurement_points`` for :class:`MeasurementSampler`: None or a callable as given,
+    an array as flat rows ``(m, d)`` on the device and in the dtype of ``X`` (an array whose
+    rows have more than one dimension is flattened; the width must be ``d``).
+
+    Examples
+    --------
+    >>> context_points(np.ones((5, 1, 3)), torch.zeros(2, 3)).shape
+    torch.Size([5, 3])
+    """
+    if value is None or callable(value):
+        return value
+    points = np.asarray(value, dtype=np.float64)
+    flat = points.reshape(len(points), -1) if points.ndim >= 2 else points.reshape(-1, 1)
+    if len(flat) == 0 or flat.shape[1] != X.shape[1] or not np.isfinite(flat).all():
+        raise ValueError(
+            f"measurement_points must be finite rows of {X.shape[1]} values (the training "
+            f"rows' width), at least one. Got an array of shape {points.shape}.")
+    return torch.as_tensor(flat, dtype=X.dtype).to(X.device)
 
 
 def absolute_nugget(value: str | float, gp: GPPrior, X: torch.Tensor) -> float:

@@ -139,6 +139,8 @@ class FunctionPrior:
         Optional isotropic Gaussian weight prior added to the functional one.
     """
 
+    resample = None  # no Gibbs step (the prior contract's optional member)
+
     def __init__(self, functional: FunctionalPrior, weight_std: float | None = None) -> None:
         self.functional = functional
         self.weight_std = weight_std

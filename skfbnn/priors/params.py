@@ -56,9 +56,24 @@ FUNCTION = (
           f"``min({AUTO_MEASUREMENT_POINTS}, n_train)``, so on tiny training sets the "
           "functional prior does not get more points than the likelihood has rows (the "
           "paper uses as many as the training set, up to 1000)."),
+    param("measurement_points", None, [None, "array-like", callable],
+          "None, array-like or callable",
+          "Where the functional prior is enforced beyond the training rows (the part of "
+          "each measurement set not drawn from them, so none with "
+          "``measurement_train_fraction=1``, ifBDE's default). None: uniform in the training box "
+          "widened by ``measurement_margin``, so the predictive returns to the GP prior's "
+          "spread inside that box, away from the data; outside it nothing holds the "
+          "network to the prior. An array of context points ``(m, n_features)`` (or rows of "
+          "``input_shape``), e.g. unlabeled rows or inputs where calibrated uncertainty is "
+          "wanted: the prior is enforced there, the uncertainty at inputs far from both "
+          "them and the data is the network's own (as in weight space). For images the box "
+          "holds noise images, unlike any input; context points do not. A callable "
+          "``measurement_points(n, generator) -> array (n, n_features)`` draws the rows "
+          "itself from the fit's ``torch.Generator`` (reproducible with ``random_state``), "
+          "e.g. perturbed or augmented training rows."),
     param("measurement_train_fraction", 0.5, [Interval(Real, 0, 1, closed="both")], "float",
           "Fraction of the measurement set drawn from the training inputs; the "
-          "rest is uniform in the widened training box."),
+          "rest is uniform in the widened training box (or from ``measurement_points``)."),
     param("measurement_margin", 0.1, [Interval(Real, 0, None, closed="left")], "float",
           "Relative widening of the training box on each side."),
     param("prior_nugget", "noise", [StrOptions({"noise"}), Interval(Real, 0, None, closed="left")],

@@ -59,6 +59,9 @@ class WeightPrior:
     torch.Size([3])
     """
 
+    resample = None  # no hyperparameters to Gibbs-sample (the prior contract's member)
+    gp = None
+
     def __init__(self, std: float) -> None:
         self.std = float(std)
 
@@ -123,6 +126,8 @@ class HierarchicalWeightPrior:
     >>> ard.prior_std()["0.weight"].shape
     torch.Size([2, 4])
     """
+
+    gp = None  # a weight prior (the prior contract's optional member)
 
     def __init__(self, shape: float = HYPER_SHAPE, rate: float = HYPER_RATE,
                  ard: bool = False, temperature: float = 1.0) -> None:

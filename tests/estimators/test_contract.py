@@ -313,6 +313,9 @@ COMMON_BAD = [
     ("device", "bogus-device"),
     ("dtype", "float16"),
     ("batch_size", 0),
+    ("network", "bogus"),
+    ("network_params", [1]),
+    ("input_shape", (0, 3)),
 ]
 FAMILY_BAD = {
     "sgmcmc": [("step_size", -1.0), ("step_size", 0.0), ("n_chains", 0), ("n_samples", 0),

@@ -33,3 +33,25 @@ def test_exactly_one_likelihood_and_at_most_one_prior():
     with pytest.raises(ValueError, match="at most one of prior or log_prior"):
         BayesProblem(_forward, log_likelihood=_log_likelihood, prior=object(),
                      log_prior=lambda *a: 0.0)
+
+
+def test_optional_contract_members_are_declared_once():
+    """The members the inference layer reads when present, and their defaults."""
+    from skfbnn.inference.types import OPTIONAL_MEMBERS, Transform, member
+    from skfbnn.likelihoods import CategoricalLikelihood, GaussianLikelihood
+    from skfbnn.priors.weight import HierarchicalWeightPrior, WeightPrior
+
+    assert set(OPTIONAL_MEMBERS) == {"learned", "log_density", "resample", "gp",
+                                     "stability_limit"}
+    assert member(object(), "learned") is False and member(None, "resample") is None
+    assert member(GaussianLikelihood(None), "learned") is True
+    assert member(CategoricalLikelihood(), "learned") is False
+    assert member(WeightPrior(1.0), "resample") is None
+    assert callable(member(HierarchicalWeightPrior(), "resample"))
+    assert member(Transform(None, None), "stability_limit") is None
+    problem = BayesProblem(lambda p, x: x, log_likelihood=lambda f, y, p: f.sum(),
+                           log_prior=lambda p, f=None, m=None: 0.0)
+    assert member(problem.likelihood, "learned") is False
+    assert member(problem.prior, "gp") is None
+    with pytest.raises(KeyError, match="not an optional contract member"):
+        member(problem.prior, "anything")

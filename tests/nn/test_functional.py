@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from skfbnn.nn.functional import index_params, init_params, make_forward, n_batch
+from skfbnn.nn.functional import ModuleForward, index_params, init_params, make_forward, n_batch
 from skfbnn.nn.mlp import ACTIVATIONS, build_mlp
 
 F64 = torch.float64
@@ -53,7 +53,8 @@ def test_batched_path_equals_vmap_fallback(hidden, activation, per_set):
     X = torch.randn((B, 7, 3) if per_set else (7, 3), generator=gen, dtype=F64)
     batched = make_forward(net)(params, X)
     fallback_forward = make_forward(Wrapper(net))
-    assert fallback_forward.__qualname__ != make_forward(net).__qualname__
+    assert isinstance(fallback_forward, ModuleForward)
+    assert not isinstance(make_forward(net), ModuleForward)
     fallback = fallback_forward({f"net.{k}": v for k, v in params.items()}, X)
     assert batched.shape == fallback.shape == (B, 7, 2)
     torch.testing.assert_close(batched, fallback, rtol=1e-12, atol=1e-12)
@@ -124,3 +125,41 @@ def test_n_batch_and_index_params():
     for k in params:
         assert torch.equal(sub[k], params[k][1:3])
         assert torch.equal(idx[k][0], params[k][3]) and torch.equal(idx[k][1], params[k][0])
+
+
+def test_init_rule_reads_torch_fan_in_for_every_parameter():
+    """Fan-in by torch.nn.init's rule (a bias by its own module's weight), normalisation
+    layers at 1 and 0, and a parameter without a rule refused by name."""
+    from torch import nn
+
+    from skfbnn.nn.functional import init_rule
+
+    net = nn.Sequential(nn.Conv2d(3, 4, (3, 2)), nn.GroupNorm(2, 4), nn.Flatten(),
+                        nn.Linear(8, 2), nn.LayerNorm(2), nn.Embedding(5, 3))
+    rules = {n: init_rule(net, n, p) for n, p in net.named_parameters()}
+    assert rules == {"0.weight": 18, "0.bias": 18, "1.weight": 1.0, "1.bias": 0.0,
+                     "3.weight": 8, "3.bias": 8, "4.weight": 1.0, "4.bias": 0.0,
+                     "5.weight": 3}
+    params = init_params(net, 4, torch.Generator().manual_seed(0), device=torch.device("cpu"),
+                         dtype=F64)
+    assert float(params["0.bias"].abs().max()) <= 18 ** -0.5
+    assert bool((params["1.weight"] == 1).all()) and bool((params["4.bias"] == 0).all())
+
+    class Free(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.temperature = nn.Parameter(torch.ones(()))
+
+    with pytest.raises(ValueError, match="'temperature'.*no initialisation rule"):
+        init_params(Free(), 1, torch.Generator(), device=torch.device("cpu"), dtype=F64)
+
+
+def test_readout_names_are_the_last_module_holding_parameters():
+    from torch import nn
+
+    from skfbnn.nn import CNN1d, ResidualMLP
+    from skfbnn.nn.functional import readout_names
+
+    assert readout_names(CNN1d(40, 3)) == ["readout.weight", "readout.bias"]
+    assert readout_names(ResidualMLP(4, 2)) == ["readout.weight", "readout.bias"]
+    assert readout_names(nn.Linear(3, 1)) == ["weight", "bias"]

@@ -88,3 +88,58 @@ def test_ntk_without_the_jacobian_equals_j_j_transpose(activation):
     f, ntk = mlp_ntk(net, params, X, n_out=2)
     A = flat_jacobian(mlp_jacobian(net, params, X, n_out=2)[1])
     torch.testing.assert_close(ntk, A @ A.transpose(-1, -2), rtol=1e-10, atol=1e-12)
+
+
+def _cnn():
+    from torch import nn
+    return nn.Sequential(nn.Conv1d(1, 3, 3, padding=1), nn.GroupNorm(1, 3), nn.GELU(),
+                         nn.Flatten(), nn.Linear(3 * 6, 2))
+
+
+@pytest.mark.parametrize("per_set", [False, True])
+def test_generic_jacobian_of_a_cnn_matches_finite_differences(per_set):
+    """Central differences (step 1e-6, error O(h^2) plus rounding ~1e-10) per entry."""
+    from skfbnn.nn.functional import ModuleForward
+    from skfbnn.nn.jacobian import forward_jacobian
+
+    net = _cnn()
+    forward = ModuleForward(net, (1, 6))
+    gen = torch.Generator().manual_seed(0)
+    params = init_params(net, 2, gen, device=torch.device("cpu"), dtype=torch.float64)
+    params["log_noise"] = torch.zeros(2, 1, dtype=torch.float64)  # not the module's: ignored
+    X = torch.randn((2, 4, 6) if per_set else (4, 6), generator=gen, dtype=torch.float64)
+    f, jac = forward_jacobian(forward, params, X)
+    assert set(jac) == {n for n, _ in net.named_parameters()}
+    torch.testing.assert_close(f, forward(params, X))
+    h = 1e-6
+    for name, J in jac.items():
+        flat = params[name].reshape(2, -1)
+        for j in range(0, flat.shape[1], max(1, flat.shape[1] // 5)):
+            bumped = {}
+            for sign in (1, -1):
+                p = dict(params)
+                v = flat.clone()
+                v[:, j] += sign * h
+                p[name] = v.reshape(params[name].shape)
+                bumped[sign] = forward(p, X)
+            fd = (bumped[1] - bumped[-1]) / (2 * h)  # (C, M, k)
+            exact = J.reshape(*J.shape[:3], -1)[..., j].movedim(1, 2)
+            torch.testing.assert_close(exact, fd, rtol=1e-6, atol=1e-8)
+
+
+def test_ntk_of_a_cnn_is_j_jt():
+    from skfbnn.inference.types import BayesProblem
+    from skfbnn.nn.functional import ModuleForward
+
+    net = _cnn()
+    forward = ModuleForward(net, (1, 6))
+    problem = BayesProblem(forward, log_likelihood=lambda f, y, p: f.sum(), network=net)
+    params = init_params(net, 3, torch.Generator().manual_seed(1), device=torch.device("cpu"),
+                         dtype=torch.float64)
+    X = torch.randn(5, 6, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    f, ntk = problem.ntk(params, X, 2)
+    A = flat_jacobian(problem.jacobian(params, X, 2)[1])
+    assert ntk.shape == (3, 2, 5, 5)
+    torch.testing.assert_close(ntk, A @ A.transpose(-1, -2))
+    eig = torch.linalg.eigvalsh(ntk)
+    assert (eig > -1e-10).all()  # a Gram matrix

@@ -205,6 +205,7 @@ def _cholesky(cov: Tensor) -> Tensor:
 def init(
     params: Params, batch: Batch | None = None, gen: torch.Generator | None = None, *,
     network=None, n_function_outputs: int | None = None, anchor_std: float | None = None,
+    n_outputs: int | None = None,
 ) -> EnsembleState:
     """Members at ``params``; with ``network`` (``random_function=True``) each also gets
     its random function (:func:`.random_function.draw`, from ``gen``), and with
@@ -215,7 +216,7 @@ def init(
     own = dict(params)
     state = ensemble_init(own, batch, gen, anchor_std=anchor_std)
     return state._replace(params={**state.params,
-                                  **draw(network, own, gen, n_function_outputs)})
+                                  **draw(network, own, gen, n_function_outputs, n_outputs)})
 
 
 class _OwnPrior:
@@ -335,9 +336,10 @@ def build(
         prior = None if prior is None else _OwnPrior(prior)
         per_target = problem.likelihood.n_outputs(1) if hasattr(
             problem.likelihood, "n_outputs") else 1
-        readout = list(problem.network.parameters())[-1]  # the readout bias (n_out,)
+        n_out = problem.n_outputs  # the network's outputs; else an MLP's readout bias
+        n_out = list(problem.network.parameters())[-1].shape[0] if n_out is None else n_out
         start = partial(init, network=problem.network, anchor_std=anchor_std,
-                        n_function_outputs=max(1, readout.shape[0] // per_target))
+                        n_function_outputs=max(1, n_out // per_target), n_outputs=n_out)
     if anchor_std is not None:
         prior = AnchoredPrior(anchor_std)
     members = BayesProblem(problem.forward, problem.likelihood, prior, problem.n_data)

@@ -39,7 +39,7 @@ import torch
 from torch import Tensor, nn
 from torch.autograd import forward_ad
 
-from ...nn.functional import Params
+from ...nn.functional import Params, init_rule, readout_names
 
 __all__ = ["PREFIX", "draw", "split", "offset", "randomized"]
 
@@ -50,20 +50,25 @@ Forward = Callable[[Params, Tensor], Tensor]
 
 
 def draw(network: nn.Module, params: Params, gen: torch.Generator,
-         n_function_outputs: int | None = None) -> Params:
+         n_function_outputs: int | None = None, n_outputs: int | None = None) -> Params:
     """The reserved entries of every member's random function, ``(C, ...)`` each.
 
     Parameters
     ----------
     network : torch.nn.Module
-        The architecture; its last parameters (the readout's weight and bias) get a
-        zero direction.
+        The architecture; the readout's parameters
+        (:func:`~skfbnn.nn.functional.readout_names`) and those that start at a constant
+        (a normalisation layer's) get a zero direction, every other parameter one of the
+        variance of its initialisation (:func:`~skfbnn.nn.functional.init_rule`).
     params : dict of Tensor
         The members' initial parameters ``w_0`` (other keys are ignored).
     gen : torch.Generator
         Source of ``w~``.
     n_function_outputs : int, optional
         Outputs that receive ``g`` (the first ones); all when None.
+    n_outputs : int, optional
+        The network's outputs; None: the length of its last parameter (an MLP's readout
+        bias).
 
     Returns
     -------
@@ -84,21 +89,23 @@ def draw(network: nn.Module, params: Params, gen: torch.Generator,
     >>> rf["random_function.outputs"].shape
     torch.Size([2, 1])
     """
-    names = [name for name, _ in network.named_parameters()]
-    readout = set(names[-2:])
+    own = dict(network.named_parameters())
+    names = list(own)
+    readout = set(readout_names(network))
     out: Params = {}
     for name in names:
         w = params[name]
         out[_INIT + name] = w.detach().clone()
-        if name in readout:
+        rule = init_rule(network, name, own[name])
+        if name in readout or isinstance(rule, float):  # the readout; a constant start
             out[_DIRECTION + name] = torch.zeros_like(w)
             continue
-        fan_in = w.shape[-1] if w.dim() == 3 else params[name[: -len("bias")] + "weight"].shape[-1]
-        std = (3.0 * fan_in) ** -0.5  # the variance of uniform(-1/sqrt(m), 1/sqrt(m))
+        std = (3.0 * rule) ** -0.5  # the variance of uniform(-1/sqrt(m), 1/sqrt(m))
         out[_DIRECTION + name] = std * torch.randn(w.shape, generator=gen, device=w.device,
                                                    dtype=w.dtype)
-    last = params[names[-1]]  # the readout bias, (C, n_out)
-    mask = torch.ones_like(last)
+    n_out = n_outputs if n_outputs is not None else params[names[-1]].shape[1]
+    last = params[names[-1]]
+    mask = last.new_ones(last.shape[0], n_out)
     if n_function_outputs is not None:
         mask[:, n_function_outputs:] = 0
     out[_MASK] = mask

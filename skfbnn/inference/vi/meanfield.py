@@ -24,7 +24,7 @@ from ...nn.functional import Params
 from ...priors.weight import NOISE_KEY, network_params
 from ..holdout import calibrated_log_noise
 from ..optim import AdamState, adam_init, adam_step
-from ..types import Batch, Schedule
+from ..types import Batch, Schedule, member
 
 __all__ = ["MeanFieldState", "init", "split", "draw", "leaves", "ascend", "noise_floor",
            "floor_noise", "calibrate_noise", "held_out_noise_param", "early_stopping_param",
@@ -149,8 +149,8 @@ def ascend(
 def noise_floor(problem, kind: str | None) -> Tensor | None:
     """``log`` of the pre-fitted GP's noise std per output for ``kind="gp"`` (regression with
     a learned noise and a GP prior), else None."""
-    gp = getattr(problem.prior, "gp", None)
-    if kind != "gp" or gp is None or not getattr(problem.likelihood, "learned", False):
+    gp = member(problem.prior, "gp")
+    if kind != "gp" or gp is None or not member(problem.likelihood, "learned"):
         return None
     std = gp.noise_std
     return None if bool(torch.isnan(std).any()) else std.log()

@@ -1,0 +1,76 @@
+"""Cost of a sampler step with a user's network against the built-in MLP, side by side.
+
+One 8-chain SGHMC step (and SGLD, fSGLD) on 256 rows of MNIST-1D (batch = the 256 rows),
+classifier at its defaults, with the built-in MLP and with :class:`skfbnn.nn.zoo.CNN1d`
+(``input_shape=(1, 40)``). A step's time is the slope ``(fit(2k) - fit(k)) / k`` of whole
+fits, so set-up and checks cancel, each fit time the minimum over the repeats (robust to
+other processes on a shared machine); the configurations alternate order between repeats.
+
+    python benchmarks/network_step.py --data-home ../shared/data [--k 30 --repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def _fit_seconds(make, n, X, y) -> float:
+    est = make(n)
+    start = time.perf_counter()
+    est.fit(X, y)
+    return time.perf_counter() - start
+
+
+def main(argv=None) -> None:
+    import torch
+
+    import skfbnn
+    import skfbnn.device
+    from skfbnn.datasets import load_mnist1d
+    from skfbnn.nn.zoo import CNN1d
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-home", default=None)
+    p.add_argument("--k", type=int, default=30)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    args = p.parse_args(argv)
+    skfbnn.device.FIT_THREADS = args.threads
+    X, y, _, _ = load_mnist1d(data_home=args.data_home, return_X_y=True)
+    X, y = X[:256], y[:256]
+    cnn = dict(network=CNN1d, input_shape=(1, 40))
+    configs = {}
+    for method, cls in (("sghmc", skfbnn.SGHMCClassifier), ("sgld", skfbnn.SGLDClassifier),
+                        ("fsgld", skfbnn.FunctionalSGLDClassifier)):
+        for net, extra in (("mlp", {}), ("cnn", cnn)):
+            prior = {"prior_fit_iter": 0} if method == "fsgld" else {}
+            configs[f"{method}, {net}"] = (
+                lambda n, cls=cls, extra=extra, prior=prior: cls(
+                    n_burnin=n, n_samples=1, thinning=1, min_epochs=0, batch_size=256,
+                    n_chains=8, random_state=0, device="cpu", **extra, **prior))
+    print(f"torch {torch.__version__}, {args.threads} thread(s) per fit, 256 rows of "
+          f"MNIST-1D, 8 chains, k = {args.k}, repeats = {args.repeats}", flush=True)
+    for make in configs.values():  # warm-up
+        _fit_seconds(make, 3, X, y)
+    times = {label: {1: [], 2: []} for label in configs}
+    for r in range(args.repeats):
+        for label in (list(configs) if r % 2 == 0 else list(configs)[::-1]):
+            for m in (1, 2):
+                times[label][m].append(_fit_seconds(configs[label], m * args.k, X, y))
+    step = {label: (min(t[2]) - min(t[1])) / args.k for label, t in times.items()}
+    print("\n| configuration | ms / step | fit of k steps, min (s) | fit of 2k steps, min (s) |"
+          "\n|---|---|---|---|")
+    for label, t in times.items():
+        print(f"| {label} | {1e3 * step[label]:.1f} | {min(t[1]):.2f} | {min(t[2]):.2f} |")
+    print("\n| ratio | value |\n|---|---|")
+    for text, num, den in (("CNN / MLP, SGHMC", "sghmc, cnn", "sghmc, mlp"),
+                           ("CNN / MLP, SGLD", "sgld, cnn", "sgld, mlp"),
+                           ("fSGLD / SGLD, CNN", "fsgld, cnn", "sgld, cnn"),
+                           ("fSGLD / SGLD, MLP", "fsgld, mlp", "sgld, mlp")):
+        print(f"| {text} | {step[num] / step[den]:.2f} |")
+
+if __name__ == "__main__":
+    main()
