@@ -231,3 +231,33 @@ def test_the_family_refuses_before_sampling():
                     marginalize_readout=False)
     with pytest.raises(ValueError, match="Dropout"):
         pcnl.build(problem, step_size=0.1).init(params, batch)
+
+
+def test_a_conv1d_body_runs_through_the_familys_run_policy():
+    """pCNL on a sampled Conv1d body with a learned noise, through the family's run policy:
+    every network parameter drawn (the fixed ones at the network's values), real accepts and
+    rejects, finite predictions."""
+    from skfbnn.device import cpu_threads
+    from skfbnn.inference.mh.policy import run_accept_reject
+
+    net = _conv_net()
+    g = torch.Generator().manual_seed(4)
+    X = torch.randn(30, 12, generator=g, dtype=F64)
+    y = torch.stack([X[:, :3].sum(1).sin(), X[:, 6:].mean(1)], 1)
+    problem = BayesProblem(make_forward(net), GaussianLikelihood(None), None, len(X),
+                           network=net)
+    ntk = dict(SIGMAS, reparametrize=True, marginalize_readout=False)
+    hyper = dict(ntk, n_chains=2, n_burnin=30, n_samples=5, thinning=2, step_size=0.1,
+                 adapt_step_size=True, target_accept=0.5)
+    params = {name: torch.zeros(2, *p.shape, dtype=F64) for name, p in net.named_parameters()}
+    params.update(problem.likelihood.init_params(2, 2, "cpu", F64))
+    transform = pcnl.build(problem, step_size=0.1, **ntk)
+    with cpu_threads(torch.device("cpu")):  # one thread, as a fit runs
+        result = run_accept_reject(transform, params, X, y, g, hyper, problem=problem)
+    assert sorted(result.draws) == sorted(params)
+    assert all(v.shape[:2] == (2, 5) for v in result.draws.values())
+    torch.testing.assert_close(result.draws["4.weight"], torch.ones(2, 5, 2, dtype=F64))
+    assert 0.0 < float(result.trace["accepted"].mean()) < 1.0
+    f = make_forward(net.double())({k: v.flatten(0, 1) for k, v in result.draws.items()
+                                    if k != "log_noise"}, X)
+    assert f.shape == (10, 30, 2) and bool(torch.isfinite(f).all())

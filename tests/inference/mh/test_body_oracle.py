@@ -22,7 +22,7 @@ from torch import nn
 from skfbnn.device import cpu_threads
 from skfbnn.diagnostics import ess_mean
 from skfbnn.inference.mh import build as mh_build
-from skfbnn.inference.mh import pcn, pcnl
+from skfbnn.inference.mh import mala, pcn, pcnl
 from skfbnn.inference.mh.body import BodyLayout
 from skfbnn.inference.mh.kernel import adapt_step
 from skfbnn.inference.types import BayesProblem
@@ -34,7 +34,7 @@ from .._harness import z_critical
 
 F64 = torch.float64
 NTK = dict(sigma_w=math.sqrt(2.0), sigma_b=0.1, sigma_w_out=1.0, sigma_b_out=0.1)
-METHODS = {"pcn": pcn, "pcnl": pcnl}
+METHODS = {"pcn": pcn, "pcnl": pcnl, "mala": mala}
 
 
 class Wrapped(nn.Module):
@@ -89,8 +89,10 @@ def _plain(net):
     return not any(isinstance(m, (Wrapped, FixedConv)) for m in net)
 
 
-@pytest.mark.parametrize("method", ["pcn", "pcnl"])
-@pytest.mark.parametrize("noise_std, marginalize", [(0.3, False), (None, True)])
+@pytest.mark.parametrize("method, noise_std, marginalize", [
+    ("pcn", 0.3, False), ("pcn", None, True), ("pcnl", 0.3, False), ("pcnl", None, True),
+    ("mala", 0.3, False),
+])
 def test_the_mlp_through_the_generic_path_gives_the_fast_paths_draws(monkeypatch, method,
                                                                      noise_std, marginalize):
     monkeypatch.setattr(mh_build, "FEATURES_DTYPE", F64)  # both paths in float64
@@ -99,7 +101,7 @@ def test_the_mlp_through_the_generic_path_gives_the_fast_paths_draws(monkeypatch
     g = torch.Generator().manual_seed(0)
     X = torch.randn(20, 2, generator=g, dtype=F64)
     y = X[:, :1].sin() + 0.3 * torch.randn(20, 1, generator=g, dtype=F64)
-    kw = dict(noise_std=noise_std, n_chains=3, n_steps=40, step=0.3,
+    kw = dict(noise_std=noise_std, n_chains=3, n_steps=40, step=0.02 if method == "mala" else 0.3,
               marginalize_readout=marginalize)
     fast, fast_acc = _chains(net, X, y, method, **kw)
     generic, generic_acc = _chains(wrapped, X, y, method, **kw)
