@@ -95,12 +95,14 @@ def check_network(network: nn.Module) -> None:
 
 
 def is_fast_mlp(network: nn.Module) -> bool:
-    """Whether ``network`` is ``Linear``, activation, ..., ``Linear`` with biases and one
-    element-wise activation throughout: the layout of :class:`~.ntk.NTKLayout`."""
+    """Whether ``network`` is ``Linear``, activation, ..., ``Linear`` with biases, one
+    element-wise activation throughout and no layer used twice: the layout of
+    :class:`~.ntk.NTKLayout`."""
     if type(network) is not nn.Sequential or len(network) % 2 == 0:
         return False
     linear, acts = list(network)[::2], list(network)[1::2]
-    if any(type(m) is not nn.Linear or m.bias is None for m in linear):
+    if any(type(m) is not nn.Linear or m.bias is None for m in linear) or len(
+            {id(m) for m in linear}) < len(linear):  # a layer used twice: one set of weights
         return False
     return all(type(a) in _FAST_ACTIVATIONS and type(a) is type(acts[0])
                and a.extra_repr() == acts[0].extra_repr() for a in acts)
@@ -223,7 +225,7 @@ class BodyLayout:
         self.sigma_w, self.sigma_b = float(sigma_w), float(sigma_b)
         self.sigma_w_out, self.sigma_b_out = float(sigma_w_out), float(sigma_b_out)
         self.input_shape = None if input_shape is None else tuple(int(s) for s in input_shape)
-        children = list(network.named_children())
+        children = list(network._modules.items())  # a layer used twice counts twice
         self.body = nn.Sequential(OrderedDict(children[:-1]))
         self.prefix, readout = children[-1]
         self.width, _ = _calculate_fan_in_and_fan_out(readout.weight)

@@ -162,6 +162,22 @@ def test_input_shape_reshapes_the_rows_for_the_body():
         _close(layout.features(hidden, X)[c, :, :16], h)
 
 
+def test_a_layer_used_twice_is_one_block_applied_twice():
+    layer = nn.Linear(3, 3)
+    net = nn.Sequential(layer, nn.Tanh(), layer, nn.Tanh(), nn.Linear(3, 1))
+    assert not is_fast_mlp(net)
+    layout = ntk_layout(net, **SIGMAS)
+    assert [name for name, _, _ in layout.blocks] == ["0.weight", "0.bias"]
+    g = torch.Generator().manual_seed(5)
+    hidden = torch.randn(2, 12, generator=g, dtype=F64)
+    X = torch.randn(4, 3, generator=g, dtype=F64)
+    W = 1.3 / math.sqrt(3) * hidden[:, :9].reshape(2, 3, 3)
+    b = 0.2 * hidden[:, 9:].unsqueeze(1)
+    h = torch.tanh(X @ W.mT + b)
+    h = torch.tanh(h @ W.mT + b)
+    _close(layout.features(hidden, X)[..., :3], 0.7 / math.sqrt(3) * h)
+
+
 class Wrapped(nn.Module):
     def __init__(self, act):
         super().__init__()
