@@ -97,7 +97,15 @@ def check_network(network: nn.Module) -> None:
 def is_fast_mlp(network: nn.Module) -> bool:
     """Whether ``network`` is ``Linear``, activation, ..., ``Linear`` with biases, one
     element-wise activation throughout and no layer used twice: the layout of
-    :class:`~.ntk.NTKLayout`."""
+    :class:`~.ntk.NTKLayout`.
+
+    Examples
+    --------
+    >>> is_fast_mlp(nn.Sequential(nn.Linear(3, 8), nn.GELU(), nn.Linear(8, 1)))
+    True
+    >>> is_fast_mlp(nn.Sequential(nn.Linear(3, 8), nn.LayerNorm(8), nn.Linear(8, 1)))
+    False
+    """
     if type(network) is not nn.Sequential or len(network) % 2 == 0:
         return False
     linear, acts = list(network)[::2], list(network)[1::2]
