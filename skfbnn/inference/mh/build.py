@@ -15,7 +15,7 @@ from ...nn.functional import Params
 from ..types import Batch, BayesProblem, Transform
 from .kernel import MHState, Proposal, evaluate, update
 from .noise import empirical_bayes_log_noise
-from .ntk import NTKLayout
+from .body import ntk_layout
 from .onehot import ShiftedOneHotGaussian
 from .target import FEATURES_DTYPE, WideNetTarget
 
@@ -94,7 +94,8 @@ def gaussian_targets(problem: BayesProblem, y: Tensor) -> Tensor:
 
 def _check_problem(problem: BayesProblem) -> None:
     if getattr(problem, "network", None) is None:
-        raise ValueError("The Metropolis-Hastings samplers need problem.network (an MLP).")
+        raise ValueError("The Metropolis-Hastings samplers need problem.network (an "
+                         "nn.Sequential ending in nn.Linear).")
     if not hasattr(problem.likelihood, "log_noise"):
         raise ValueError(
             "The Metropolis-Hastings samplers need a Gaussian likelihood with one noise "
@@ -109,8 +110,7 @@ def _target(problem: BayesProblem, batch: Batch, device: torch.device, *, sigma_
     its features in :data:`~.target.FEATURES_DTYPE`."""
     _check_problem(problem)
     dtype = torch.float32 if device.type == "mps" else torch.float64
-    layout = NTKLayout.from_network(problem.network, sigma_w, sigma_b, sigma_w_out,
-                                    sigma_b_out)
+    layout = ntk_layout(problem.network, sigma_w, sigma_b, sigma_w_out, sigma_b_out)
     X = batch["x"].to(dtype)
     Y = gaussian_targets(problem, batch["y"]).to(dtype)
     log_noise = problem.likelihood.log_noise

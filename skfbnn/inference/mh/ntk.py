@@ -8,6 +8,9 @@ features ``Psi = [sigma_w_out / sqrt(h) * act(...), sigma_b_out]`` (``p = h + 1`
 so that ``f = Psi @ theta``. :meth:`NTKLayout.to_standard` converts a draw into
 the ordinary ``nn.Linear`` parameters of the same network, so predictions use
 the library's usual forward.
+
+This is the MLP's batched path; :class:`~.body.BodyLayout` is the same parameterisation
+for any ``nn.Sequential`` ending in ``nn.Linear`` (:func:`~.body.ntk_layout` picks).
 """
 
 from __future__ import annotations

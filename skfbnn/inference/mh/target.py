@@ -62,7 +62,8 @@ class WideNetTarget:
 
     Parameters
     ----------
-    layout : NTKLayout
+    layout : NTKLayout or BodyLayout
+        The network's NTK layout (:func:`~.body.ntk_layout`).
     X : Tensor of shape (n, d)
     Y : Tensor of shape (n, k)
         Targets (regression: standardised; classification: shifted one-hot).
@@ -166,7 +167,7 @@ class WideNetTarget:
 
     @torch.no_grad()
     def params(self, phi: Tensor, phi_out: Tensor | None, dtype: torch.dtype) -> Params:
-        """Ordinary ``nn.Linear`` parameters (plus ``log_noise`` when learned)."""
+        """The network's ordinary parameters (plus ``log_noise`` when learned)."""
         hidden, out = self.split(phi, phi_out)
         log_noise = self.log_noise(phi)
         if self.marginal:
