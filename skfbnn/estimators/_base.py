@@ -165,7 +165,8 @@ class BayesianNetBase(BaseEstimator):
                 spec, hyper, network, make_forward(network, self._network_shape), likelihood,
                 Xt, yt, n_targets,
                 gen, classification=self._task == "classification",
-                sample_weight=None if weights is None else to_tensor(weights, device, Xt.dtype))
+                sample_weight=None if weights is None else to_tensor(weights, device, Xt.dtype),
+                input_shape=self._network_shape)
             prior = problem.prior
             result, posterior = infer(spec, hyper, problem, params, Xt, yt, gen, self.verbose)
         else:  # nothing to learn (regression: every target column is constant)

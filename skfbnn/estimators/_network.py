@@ -21,6 +21,7 @@ from torch import nn
 
 from ..inference.ensemble.anchored import PREFIX as ANCHOR
 from ..inference.ensemble.random_function import PREFIX as RANDOM_FUNCTION
+from ..inference.mh.body import check_network
 from ..likelihoods import VARIANCE_FLOOR_KEY
 from ..nn.functional import ModuleForward, Params, init_rule
 from ..nn.mlp import make_network
@@ -33,10 +34,6 @@ RESERVED_NAMES = (NOISE_KEY, VARIANCE_FLOOR_KEY)
 """Entries of a fit's parameter dictionaries that are the package's own, not a network's."""
 RESERVED_PREFIXES = (RANDOM_FUNCTION, ANCHOR)
 """Prefixes of the package's own entries (ifBDE's random functions, anchored ensembles)."""
-
-NETWORK_FAMILIES = ("sgmcmc", "vi", "ensemble")
-"""The run families that take ``network=``; the others refuse it (:func:`network_for`)."""
-
 
 def input_shape_of(est) -> tuple[int, ...] | None:
     """``input_shape`` checked: None, or a tuple of positive integers."""
@@ -89,15 +86,11 @@ def _declared_default(est, name: str) -> Any:
 def network_for(est, spec, hyper: dict, n_in: int, n_out: int) -> nn.Module:
     """The fit's network: ``make_network`` for ``network=None``, else the user's module
     (built by the callable with ``network_params``, or a deep copy of the instance),
-    checked (:func:`check_module`) and kept on the CPU (its parameters are never used)."""
+    checked (:func:`check_module`; for the Metropolis-Hastings family an ``nn.Sequential``
+    ending in ``nn.Linear``, :func:`~skfbnn.inference.mh.body.check_network`) and kept on the
+    CPU (its parameters are never used)."""
     if est.network is None:
         return make_network(n_in, n_out, *est._architecture(spec))
-    if spec.family not in NETWORK_FAMILIES:
-        raise ValueError(
-            f"network= is not supported by the {spec.family!r} family (method "
-            f"{_method(est)!r}) yet: its samplers re-parameterise the built-in MLP. Use "
-            "network=None (hidden_layer_sizes, activation), or a method of the SG-MCMC, "
-            "variational or ensemble families.")
     changed = [name for name in ("hidden_layer_sizes", "activation")
                if _same(getattr(est, name)) != _same(_declared_default(est, name))]
     if changed:
@@ -127,6 +120,8 @@ def network_for(est, spec, hyper: dict, n_in: int, n_out: int) -> nn.Module:
         raise TypeError("network must be None, a callable returning a torch.nn.Module, or "
                         f"a torch.nn.Module. Got {type(est.network).__name__}.")
     check_module(module)
+    if spec.family == "mh":  # the marginal-conditional split needs a linear readout
+        check_network(module)
     return module.to("cpu")
 
 

@@ -47,8 +47,9 @@ COMMON = [
        "only, and every chain or member starts from weights drawn from the fit's generator "
        "(uniform on +-1/sqrt(fan-in), normalisation layers at 1 and 0). Every parameter is "
        "inferred; fixed tensors belong in buffers. Refused: batch normalisation (use "
-       "LayerNorm or GroupNorm), random layers such as dropout, and, until they are "
-       "generalised, the Metropolis-Hastings samplers. See the user guide's networks page."),
+       "LayerNorm or GroupNorm) and random layers such as dropout; the Metropolis-Hastings "
+       "samplers take an ``nn.Sequential`` ending in ``nn.Linear`` (their linear readout). "
+       "See the user guide's networks page."),
     _p("network_params", None, [None, dict], "dict or None",
        "Keyword arguments of a ``network`` callable (searchable by ``GridSearchCV``, e.g. "
        "``{'network_params': [{'channels': 8}, {'channels': 16}]}``)."),

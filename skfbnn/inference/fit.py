@@ -33,15 +33,18 @@ class Fitted(NamedTuple):
 def build_problem(spec: MethodSpec, hyper: dict, network: torch.nn.Module, forward,
                   likelihood, X: torch.Tensor, y: torch.Tensor, n_out: int,
                   gen: torch.Generator, classification: bool,
-                  sample_weight: torch.Tensor | None = None) -> BayesProblem:
+                  sample_weight: torch.Tensor | None = None,
+                  input_shape: tuple[int, ...] | None = None) -> BayesProblem:
     """The model of method ``spec``: the network's ``forward``, the likelihood (weighted
     by ``sample_weight``, one per row) and the prior
     (:func:`skfbnn.priors.build.make_prior`) on ``n_out`` outputs, fitted to the training
-    inputs ``X`` and encoded targets ``y`` where the prior needs data (unweighted)."""
+    inputs ``X`` and encoded targets ``y`` where the prior needs data (unweighted);
+    ``input_shape`` is the shape of a row inside ``network`` (None: flat rows)."""
     prior = make_prior(spec.prior, hyper, X, y, n_out, gen, classification)
     n_outputs = likelihood.n_outputs(n_out) if hasattr(likelihood, "n_outputs") else None
     return BayesProblem(forward, likelihood, prior, len(X), network=network,
-                        sample_weight=sample_weight, n_outputs=n_outputs)
+                        sample_weight=sample_weight, n_outputs=n_outputs,
+                        input_shape=input_shape)
 
 
 def infer(spec: MethodSpec, hyper: dict, problem: BayesProblem, params: dict,

@@ -150,6 +150,10 @@ class BayesProblem:
         The network's output width (targets, classes, or twice the targets with variance
         heads), for methods that size something by it (ifBDE's random functions); None:
         read from an MLP's readout.
+    input_shape : tuple of int, optional
+        The shape each flat row of ``X`` takes inside ``network`` (``input_shape=`` of the
+        estimators), for methods that evaluate parts of the network themselves (the
+        Metropolis-Hastings samplers' body); None: flat rows.
     """
 
     def __init__(
@@ -166,6 +170,7 @@ class BayesProblem:
         ntk: Callable[..., tuple[Tensor, Tensor]] | None = None,
         sample_weight: Tensor | None = None,
         n_outputs: int | None = None,
+        input_shape: tuple[int, ...] | None = None,
     ) -> None:
         if (likelihood is None) == (log_likelihood is None):
             raise ValueError("Give exactly one of likelihood or log_likelihood.")
@@ -181,6 +186,7 @@ class BayesProblem:
         self.sample_weight = sample_weight
         self.network = network
         self.n_outputs = n_outputs
+        self.input_shape = None if input_shape is None else tuple(input_shape)
         if network is not None:  # the closed forms of skfbnn.nn.jacobian
             from ..nn.functional import ModuleForward
             from ..nn.jacobian import forward_jacobian, mlp_jacobian, mlp_ntk

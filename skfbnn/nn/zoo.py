@@ -23,13 +23,14 @@ Examples
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import torch
 from torch import nn
 
 from .mlp import ACTIVATIONS
 
-__all__ = ["CNN1d", "CNN2d", "ResidualMLP"]
+__all__ = ["CNN1d", "CNN2d", "ResidualMLP", "RowShape"]
 
 
 def _groups(channels: int) -> int:
@@ -37,12 +38,36 @@ def _groups(channels: int) -> int:
     return 4 if channels % 4 == 0 else 1
 
 
-class CNN1d(nn.Module):
+class RowShape(nn.Module):
+    """Reshape each row to ``shape``: flat rows ``(n, prod(shape))`` or rows already in
+    that shape become ``(n, *shape)``. Parameter-free, so a network that starts with it
+    stays a plain ``nn.Sequential`` (what the Metropolis-Hastings samplers split).
+
+    Examples
+    --------
+    >>> RowShape(1, 4)(torch.zeros(3, 4)).shape
+    torch.Size([3, 1, 4])
+    """
+
+    def __init__(self, *shape: int) -> None:
+        super().__init__()
+        self.shape = tuple(int(s) for s in shape)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(x.shape[0], *self.shape)
+
+    def extra_repr(self) -> str:
+        return f"shape={self.shape}"
+
+
+class CNN1d(nn.Sequential):
     """A small 1-D convolutional network for signals such as MNIST-1D (rows ``(1, 40)``).
 
     ``n_blocks`` blocks of ``Conv1d(kernel_size, stride 2) -> GroupNorm -> activation``,
     flattened into a linear readout (the layout of the small CNN of the MNIST-1D paper,
-    with GroupNorm).
+    with GroupNorm). A plain ``nn.Sequential`` ending in ``nn.Linear`` (named layers
+    ``rows``, ``conv0``, ``norm0``, ``act0``, ..., ``flatten``, ``readout``), so every
+    family takes it, the Metropolis-Hastings samplers included.
 
     Parameters
     ----------
@@ -69,30 +94,30 @@ class CNN1d(nn.Module):
     def __init__(self, n_features_in: int, n_outputs: int, *, in_channels: int = 1,
                  channels: int = 16, kernel_size: int = 5, n_blocks: int = 3,
                  activation: str = "gelu") -> None:
-        super().__init__()
         if n_features_in % in_channels:
             raise ValueError(f"CNN1d: {n_features_in} values per row do not split into "
                              f"in_channels={in_channels} channels.")
-        self.in_channels = in_channels
-        length, layers, c_in = n_features_in // in_channels, [], in_channels
-        for _ in range(n_blocks):
-            layers += [nn.Conv1d(c_in, channels, kernel_size, stride=2, padding=kernel_size // 2),
-                       nn.GroupNorm(_groups(channels), channels), ACTIVATIONS[activation]()]
+        length = n_features_in // in_channels
+        layers: dict[str, nn.Module] = {"rows": RowShape(in_channels, length)}
+        c_in = in_channels
+        for i in range(n_blocks):
+            layers[f"conv{i}"] = nn.Conv1d(c_in, channels, kernel_size, stride=2,
+                                           padding=kernel_size // 2)
+            layers[f"norm{i}"] = nn.GroupNorm(_groups(channels), channels)
+            layers[f"act{i}"] = ACTIVATIONS[activation]()
             length = (length + 2 * (kernel_size // 2) - kernel_size) // 2 + 1
             c_in = channels
-        self.features = nn.Sequential(*layers)
-        self.readout = nn.Linear(channels * length, n_outputs)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.features(x.reshape(x.shape[0], self.in_channels, -1))
-        return self.readout(h.flatten(1))
+        layers["flatten"] = nn.Flatten()
+        layers["readout"] = nn.Linear(channels * length, n_outputs)
+        super().__init__(OrderedDict(layers))
 
 
-class CNN2d(nn.Module):
+class CNN2d(nn.Sequential):
     """A small 2-D convolutional network for square images such as digits (``(1, 8, 8)``).
 
     ``n_blocks`` blocks of ``Conv2d(3x3, padding 1) -> GroupNorm -> activation``, the
-    second and later with stride 2, flattened into a linear readout.
+    second and later with stride 2, flattened into a linear readout. A plain
+    ``nn.Sequential`` ending in ``nn.Linear``, as :class:`CNN1d`.
 
     Parameters
     ----------
@@ -112,25 +137,22 @@ class CNN2d(nn.Module):
 
     def __init__(self, n_features_in: int, n_outputs: int, *, in_channels: int = 1,
                  channels: int = 16, n_blocks: int = 2, activation: str = "gelu") -> None:
-        super().__init__()
         side = math.isqrt(n_features_in // in_channels)
         if in_channels * side * side != n_features_in:
             raise ValueError(f"CNN2d takes square images: {n_features_in} values per row are "
                              f"not in_channels={in_channels} times a square.")
-        self.in_channels, self.side = in_channels, side
-        layers, c_in = [], in_channels
+        layers: dict[str, nn.Module] = {"rows": RowShape(in_channels, side, side)}
+        c_in = in_channels
         for i in range(n_blocks):
             stride = 1 if i == 0 else 2
-            layers += [nn.Conv2d(c_in, channels, 3, stride=stride, padding=1),
-                       nn.GroupNorm(_groups(channels), channels), ACTIVATIONS[activation]()]
+            layers[f"conv{i}"] = nn.Conv2d(c_in, channels, 3, stride=stride, padding=1)
+            layers[f"norm{i}"] = nn.GroupNorm(_groups(channels), channels)
+            layers[f"act{i}"] = ACTIVATIONS[activation]()
             side = (side + 2 - 3) // stride + 1
             c_in = channels
-        self.features = nn.Sequential(*layers)
-        self.readout = nn.Linear(channels * side * side, n_outputs)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.features(x.reshape(x.shape[0], self.in_channels, self.side, self.side))
-        return self.readout(h.flatten(1))
+        layers["flatten"] = nn.Flatten()
+        layers["readout"] = nn.Linear(channels * side * side, n_outputs)
+        super().__init__(OrderedDict(layers))
 
 
 class ResidualMLP(nn.Module):

@@ -23,7 +23,7 @@ import skfbnn
 from skfbnn.estimators import estimator_pair
 from skfbnn.nn.mlp import ACTIVATIONS
 
-from ..conftest import FAST, FAST_ENSEMBLE, FAST_FUNCTIONAL, FAST_OPTIMISATION
+from ..conftest import FAST, FAST_ENSEMBLE, FAST_FUNCTIONAL, FAST_MH, FAST_OPTIMISATION
 from ._cases import common_checks
 
 F64 = dict(dtype="float64", device="cpu", random_state=0)
@@ -361,10 +361,71 @@ def test_network_params_need_a_callable(regression_data):
         skfbnn.SGLDRegressor(network=lambda d, k: "net", **FAST).fit(X, y)
 
 
-def test_metropolis_hastings_refuses_a_network_for_now(regression_data):
+def test_metropolis_hastings_needs_a_sequential_with_a_linear_readout(regression_data):
     X, y = regression_data
-    with pytest.raises(ValueError, match="network= is not supported by the 'mh' family"):
-        skfbnn.PCNRegressor(network=small_mlp).fit(X, y)
+    with pytest.raises(ValueError, match="need a linear readout"):
+        skfbnn.PCNRegressor(network=small_mlp, **FAST_MH).fit(X, y)
+    with pytest.raises(ValueError, match="need a linear readout"):
+        skfbnn.PCNLRegressor(network=nn.Sequential(nn.Linear(3, 4), nn.Tanh()),
+                             **FAST_MH).fit(X, y)
+
+
+class UserActivation(nn.Module):
+    """A built-in activation behind a user's module: the batched MLP path does not
+    recognise it, so the network takes the generic path."""
+
+    def __init__(self, name):
+        super().__init__()
+        self.inner = ACTIVATIONS[name]()
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+def sequential_mlp(n_features_in, n_outputs, width=8, activation="relu"):
+    return nn.Sequential(nn.Linear(n_features_in, width), UserActivation(activation),
+                         nn.Linear(width, n_outputs))
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+@pytest.mark.parametrize("method", ["pcn", "pcnl", "mala"])
+def test_sequential_mlp_equals_the_builtin_path_for_metropolis_hastings(
+        method, task, regression_data, classification_data, monkeypatch):
+    """The MH samplers' generic body (functional_call + vmap over chains) gives the
+    built-in NTK layout's draws, diagnostics and predictions in float64 (the features too:
+    in their default float32 the two paths' sums round differently)."""
+    from skfbnn.inference.mh import build as mh_build
+
+    monkeypatch.setattr(mh_build, "FEATURES_DTYPE", torch.float64)
+    X, y = regression_data if task == "regression" else classification_data
+    cls = estimator_pair(method)[task == "classification"]
+    builtin = cls(hidden_layer_sizes=(8,), activation="relu", **FAST_MH, **F64).fit(X, y)
+    user = cls(network=sequential_mlp, network_params=dict(width=8, activation="relu"),
+               **FAST_MH, **F64).fit(X, y)
+    a, b = builtin.posterior_.flat(), user.posterior_.flat()
+    assert set(a) == set(b)
+    for key in a:
+        torch.testing.assert_close(b[key], a[key], rtol=1e-8, atol=1e-10, msg=key)
+    predict = "predict_proba" if task == "classification" else "predict"
+    np.testing.assert_allclose(getattr(user, predict)(X), getattr(builtin, predict)(X),
+                               rtol=1e-8, atol=1e-10)
+    _assert_same_diagnostics(builtin.diagnostics_, user.diagnostics_)
+
+
+def test_metropolis_hastings_fits_the_package_cnn_on_unflattened_rows():
+    """pCNL on CNN1d with rows given as (n, 1, 12) signals: the body's GroupNorm affine
+    parameters are held at their initial values in every draw, the rest is sampled."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 1, 12))
+    y = X[:, 0, :4].sum(axis=1) + 0.1 * rng.normal(size=30)
+    est = skfbnn.PCNLRegressor(network=skfbnn.nn.CNN1d,
+                               network_params=dict(channels=4, n_blocks=2, kernel_size=3),
+                               input_shape=(1, 12), **FAST_MH, random_state=0).fit(X, y)
+    assert est.predict(X).shape == (30,) and np.isfinite(est.predict(X)).all()
+    np.testing.assert_allclose(est.predict(X), est.predict(X.reshape(30, 12)))
+    draws = est.posterior_.flat()
+    assert torch.all(draws["norm0.weight"] == 1) and torch.all(draws["norm0.bias"] == 0)
+    assert draws["conv0.weight"].flatten(1).std(dim=0).min() > 0  # sampled
 
 
 def test_ifbde_random_functions_leave_the_readout_and_normalisation_alone(regression_data):

@@ -110,7 +110,8 @@ def _target(problem: BayesProblem, batch: Batch, device: torch.device, *, sigma_
     its features in :data:`~.target.FEATURES_DTYPE`."""
     _check_problem(problem)
     dtype = torch.float32 if device.type == "mps" else torch.float64
-    layout = ntk_layout(problem.network, sigma_w, sigma_b, sigma_w_out, sigma_b_out)
+    layout = ntk_layout(problem.network, sigma_w, sigma_b, sigma_w_out, sigma_b_out,
+                        input_shape=problem.input_shape)
     X = batch["x"].to(dtype)
     Y = gaussian_targets(problem, batch["y"]).to(dtype)
     log_noise = problem.likelihood.log_noise
