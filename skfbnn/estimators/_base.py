@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +22,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import _fit_context, validate_parameter_constraints
+from .._warnings import warn_at_caller
 from ..device import (
     cpu_threads,
     make_generator,
@@ -283,8 +283,7 @@ class BayesianNetBase(BaseEstimator):
         """Issue the warnings that carry a category as Python warnings; log all if verbose."""
         for w in found:
             if w.category is not None:
-                warnings.warn(f"{type(self).__name__}: {w.message}", w.category,
-                              stacklevel=5)
+                warn_at_caller(f"{type(self).__name__}: {w.message}", w.category)
         if self.verbose:
             for w in found:
                 logger.warning("%s: %s", w.kind, w.message)
