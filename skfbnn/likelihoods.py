@@ -211,9 +211,10 @@ class HeteroscedasticGaussianLikelihood:
     min_variance : float, default=1e-6
         Floor of the predicted variance (standardised units).
     beta : float, default=0.0
-        beta-NLL weighting (Seitzer et al. 2022): each point's log density is
-        multiplied by its predicted variance to the power ``beta``, held
-        constant for the gradient. ``0`` is the Gaussian log-likelihood; with
+        beta-NLL weighting (Seitzer et al. 2022): each point's log density's
+        gradient is multiplied by its predicted variance to the power ``beta``,
+        held constant for the gradient (the value of :meth:`log_prob` stays the
+        Gaussian log-likelihood). ``0`` is the Gaussian log-likelihood's gradient; with
         ``beta > 0`` points with a large predicted variance keep pulling the
         mean, so the fit cannot settle on explaining residuals as noise.
     """
@@ -244,13 +245,22 @@ class HeteroscedasticGaussianLikelihood:
 
     def log_prob(self, out: Tensor, y: Tensor, params: Params,
                  weights: Tensor | None = None) -> Tensor:
-        """``sum_i v_i log N(y_i; mu_i, var_i)`` with ``v_i = sg(var_i)^beta``, times the
-        row weights ``weights`` (``(n,)`` or ``(C, n)``) when given, ``(C,)``."""
+        """``sum_i log N(y_i; mu_i, var_i)``, times the row weights ``weights`` (``(n,)`` or
+        ``(C, n)``) when given, ``(C,)``, whose gradient is beta-NLL's: that of
+        ``sum_i v_i log N(y_i; mu_i, var_i)`` with ``v_i = sg(var_i)^beta``.
+
+        The value is the Gaussian log-likelihood (:meth:`log_density`) and not the
+        weighted sum: the weights ``v_i`` move as the heads learn, so the weighted sum is
+        no fixed function of the parameters. As the heads' variances shrink it falls
+        towards 0 while the fit improves, which a run's objective trace would read as a
+        divergence (:func:`skfbnn.diagnostics.optimisation_warnings`).
+        """
         if not self.beta:
             return self.log_density(out, y, params, weights)
         mean, var = self.split(out, params)
         terms = -0.5 * ((y - mean).pow(2) / var + var.log() + math.log(2 * math.pi))
-        terms = terms * var.detach().pow(self.beta)
+        # the value of the terms, the gradient of the terms times v_i
+        terms = terms.detach() + (terms - terms.detach()) * var.detach().pow(self.beta)
         if weights is not None:
             terms = terms * weights.to(terms.dtype).unsqueeze(-1)
         return terms.sum((1, 2))

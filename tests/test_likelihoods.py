@@ -108,6 +108,12 @@ def test_heteroscedastic_heads_log_density_and_beta_weighting():
     (grad,) = torch.autograd.grad(weighted.log_prob(out, y, {}).sum(), out)
     expected_mean_grad = (y - mean) / var * var.detach().sqrt()  # beta-NLL: var^beta scaling
     torch.testing.assert_close(grad[..., :1], expected_mean_grad.detach())
+    # ... while its value stays the log-likelihood, a fixed function of the outputs that a
+    # run's objective trace can compare over time (the weighted sum falls as var shrinks)
+    torch.testing.assert_close(weighted.log_prob(out, y, {}), expected)
+    rows = torch.tensor([1.0, 0.0, 2.0, 1.0, 0.5], dtype=torch.float64)
+    torch.testing.assert_close(weighted.log_prob(out, y, {}, weights=rows),
+                               plain.log_density(out, y, {}, weights=rows))
 
 
 def test_gaussian_likelihood_fixed_and_learned_noise():

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import inspect
 import logging
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +22,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import _fit_context, validate_parameter_constraints
+from .._warnings import warn_at_caller
 from ..device import (
     cpu_threads,
     make_generator,
@@ -110,15 +110,20 @@ class BayesianNetBase(BaseEstimator):
         self
         """
         previous = self.__dict__.get("posterior_") if self.warm_start else None
-        # A failed (re)fit must not leave draws of an earlier fit behind, to be
-        # combined with the new fit's scaling or classes at predict time.
-        self.__dict__.pop("posterior_", None)
-        with torch_state_kept(), cpu_threads(resolve_device(self.device)):
-            try:
+        before = dict(self.__dict__)
+        try:
+            with torch_state_kept(), cpu_threads(resolve_device(self.device)):
                 return self._fit(X, y, previous, sample_weight)
-            except BaseException:  # e.g. a fit warning turned into an error by a filter
+        except BaseException:  # also a fit warning turned into an error by a filter
+            if self.__dict__.get("posterior_") is not before.get("posterior_"):
+                # the run failed: the previous fit is gone, and no draws are kept
                 self.__dict__.pop("posterior_", None)
                 raise
+            # refused before the run (data, parameters, device, warm_start): the
+            # previous fit, if any, stays as it was, its attributes included
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
 
     def __sklearn_is_fitted__(self) -> bool:
         return "posterior_" in self.__dict__
@@ -146,6 +151,9 @@ class BayesianNetBase(BaseEstimator):
         if previous is not None:  # warm_start: continue from the previous fit
             params = _continued(params, previous.start())
         found, advice = self._advice(X, y, spec, hyper)
+        # Validated: the previous fit goes, so that a failed run leaves no draws of it to
+        # be combined with this fit's scaling or classes at predict time.
+        self.__dict__.pop("posterior_", None)
         try:
             return self._run_and_check(X, Xt, yt, n_targets, spec, hyper, family, network,
                                        likelihood, params, weights, gen, device, found, advice)
@@ -281,8 +289,7 @@ class BayesianNetBase(BaseEstimator):
         """Issue the warnings that carry a category as Python warnings; log all if verbose."""
         for w in found:
             if w.category is not None:
-                warnings.warn(f"{type(self).__name__}: {w.message}", w.category,
-                              stacklevel=5)
+                warn_at_caller(f"{type(self).__name__}: {w.message}", w.category)
         if self.verbose:
             for w in found:
                 logger.warning("%s: %s", w.kind, w.message)

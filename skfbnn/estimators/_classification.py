@@ -31,7 +31,16 @@ class BayesianClassifierBase(BayesianNetBase):
         return X, y
 
     def _encode_labels(self, y: np.ndarray) -> np.ndarray:
-        self.classes_, encoded = np.unique(y, return_inverse=True)
+        classes, encoded = np.unique(y, return_inverse=True)
+        old = self.__dict__.get("classes_")
+        if self.warm_start and self.__sklearn_is_fitted__() and not (
+                len(old) == len(classes) and np.array_equal(old, classes)):
+            # the previous fit's outputs belong to its classes, in their order
+            raise ValueError(
+                "warm_start=True continues from the previous fit, so y must have the same "
+                f"classes as in the previous call to fit. Previously got {old}, y has "
+                f"{classes}. Fit with warm_start=False.")
+        self.classes_ = classes
         if len(self.classes_) < 2:
             label = self.classes_[0]
             label = label.item() if isinstance(label, np.generic) else label

@@ -58,13 +58,82 @@ def test_a_warm_refit_starts_where_the_last_fit_ended(cls, starts):
     assert any(not torch.equal(starts[1][k], starts[2][k]) for k in starts[1])
 
 
+def _fitted_state(est, X):
+    """What a refused refit must leave as it was: the draws, the attributes, predictions."""
+    predict = getattr(est, "predict_proba", est.predict)
+    return est.posterior_, dict(vars(est)), predict(X)
+
+
+def _assert_kept(est, X, state):
+    posterior, attributes, predictions = state
+    assert est.posterior_ is posterior
+    assert vars(est).keys() == attributes.keys()
+    assert all(vars(est)[k] is v for k, v in attributes.items() if k != "warm_start")
+    predict = getattr(est, "predict_proba", est.predict)
+    np.testing.assert_array_equal(predict(X), predictions)
+
+
 def test_a_warm_refit_with_other_shapes_names_warm_start():
     X, y = sine_data()
     est = make(skfbnn.SGLDRegressor, warm_start=True).fit(X, y)
+    state = _fitted_state(est, X)
     est.set_params(n_chains=3)
     with pytest.raises(ValueError, match="warm_start"):
         est.fit(X, y)
-    assert not hasattr(est, "posterior_")  # a failed refit leaves no draws behind
+    est.set_params(n_chains=2)
+    _assert_kept(est, X, state)  # refused before the run: the previous fit stays
+
+
+@pytest.mark.parametrize("cls", [skfbnn.SGLDRegressor, skfbnn.SGHMCClassifier],
+                         ids=["regressor", "classifier"])
+def test_a_refused_refit_keeps_the_previous_fit(cls, monkeypatch):
+    """Another number of features (warm), bad data (cold) or a device this machine lacks
+    (a fit pickled with device='cuda' refitted without CUDA) is refused before anything
+    of the previous fit is discarded: ``n_features_in_``, ``classes_`` and the draws still
+    describe it."""
+    import pickle
+
+    X, y = _data(cls)
+    est = make(cls, warm_start=True).fit(X, y)
+    state = _fitted_state(est, X)
+    with pytest.raises(ValueError, match="warm_start"):
+        est.fit(np.hstack([X, X]), y)
+    _assert_kept(est, X, state)
+    est.set_params(warm_start=False)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(bad, y)
+    _assert_kept(est, X, state)
+    loaded = pickle.loads(pickle.dumps(est.set_params(device="cuda", warm_start=True)))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    state = _fitted_state(loaded, X)
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        loaded.fit(X, y)
+    _assert_kept(loaded, X, state)
+    fresh = make(cls)  # a first fit refused leaves no fitted attribute behind
+    with pytest.raises(ValueError):
+        fresh.fit(bad, y)
+    assert not hasattr(fresh, "n_features_in_") and not hasattr(fresh, "posterior_")
+
+
+def test_a_warm_refit_with_other_classes_names_both():
+    """Labels of the same number but another set would continue from outputs that belong
+    to the old labels: refused, as scikit-learn's ``MLPClassifier`` does."""
+    X, y = _data(skfbnn.SGHMCClassifier)
+    est = make(skfbnn.SGHMCClassifier, warm_start=True).fit(X, y)
+    state = _fitted_state(est, X)
+    swapped = np.where(y == "up", "high", "down")
+    with pytest.raises(ValueError, match=r"(?s)warm_start.*\['down' 'up'\].*\['down' 'high'\]"):
+        est.fit(X, swapped)
+    _assert_kept(est, X, state)
+    three = y.copy()
+    three[:5] = "flat"
+    with pytest.raises(ValueError, match="same classes"):
+        est.fit(X, three)
+    _assert_kept(est, X, state)
+    est.set_params(warm_start=False).fit(X, swapped)  # a cold refit learns the new labels
+    assert list(est.classes_) == ["down", "high"]
 
 
 def test_warm_start_is_a_parameter_of_every_estimator():
