@@ -6,7 +6,7 @@ classifier at its defaults, with the built-in MLP and with :class:`skfbnn.nn.zoo
 fits, so set-up and checks cancel, each fit time the minimum over the repeats (robust to
 other processes on a shared machine); the configurations alternate order between repeats.
 
-    python benchmarks/network_step.py --data-home ../shared/data [--k 30 --repeats 5]
+    python benchmarks/network_step.py [--data-home DIR] [--k 30 --repeats 5]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def main(argv=None) -> None:
     import skfbnn
     import skfbnn.device
     from skfbnn.datasets import load_mnist1d
+    from skfbnn.datasets._fetch import data_home_or_fetch
     from skfbnn.nn.zoo import CNN1d
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -39,7 +40,8 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args(argv)
     skfbnn.device.FIT_THREADS = args.threads
-    X, y, _, _ = load_mnist1d(data_home=args.data_home, return_X_y=True)
+    home = data_home_or_fetch(args.data_home, "mnist1d")  # no folder given: download once
+    X, y, _, _ = load_mnist1d(data_home=home, return_X_y=True)
     X, y = X[:256], y[:256]
     cnn = dict(network=CNN1d, input_shape=(1, 40))
     configs = {}

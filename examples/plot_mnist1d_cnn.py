@@ -13,8 +13,9 @@ The posterior's draws disagree more on the rows it gets wrong: the mutual inform
 the label and the draw (the epistemic part of the predictive entropy) separates them. The run
 is **shortened** (four chains on 2000 training rows) to take a few minutes on a laptop CPU.
 
-The data are read with :func:`skfbnn.datasets.load_mnist1d` from ``$SKFBNN_DATA_HOME`` (or
-``../shared/data``); nothing downloads, and without the file this example only says so.
+The data come from :func:`skfbnn.datasets.fetch_mnist1d` (downloaded once into the data home,
+then read offline), or from a local copy in ``$SKFBNN_DATA_HOME``; without either, this
+example only says so.
 """
 
 # %%
@@ -22,29 +23,24 @@ The data are read with :func:`skfbnn.datasets.load_mnist1d` from ``$SKFBNN_DATA_
 # ----
 import os
 import time
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.metrics import accuracy_score, log_loss
 
 from skfbnn import SGHMCClassifier
-from skfbnn.datasets import load_mnist1d
+from skfbnn.datasets import fetch_mnist1d, load_mnist1d
 from skfbnn.metrics import mutual_information
 from skfbnn.nn import CNN1d
 
-homes = [os.environ.get("SKFBNN_DATA_HOME"), Path("..", "shared", "data"),
-         Path("..", "..", "shared", "data")]
-data = None
-for home in filter(None, homes):
-    try:
-        data = load_mnist1d(data_home=home, return_X_y=True)
-        break
-    except (FileNotFoundError, OSError, ValueError):
-        continue
-if data is None:
-    print("MNIST-1D not found (set SKFBNN_DATA_HOME to the folder holding "
-          "mnist1d/mnist1d_data.npz): skipping this example.")
+try:
+    if os.environ.get("SKFBNN_DATA_HOME"):
+        data = load_mnist1d(return_X_y=True)
+    else:
+        data = fetch_mnist1d(return_X_y=True)
+except OSError as err:  # no network and no local copy
+    data = None
+    print(f"MNIST-1D is not available ({err}): skipping this example.")
 else:
     X, y, X_test, y_test = data
     X, y = X[:2000], y[:2000]
