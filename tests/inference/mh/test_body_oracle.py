@@ -16,7 +16,6 @@ import math
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from skfbnn.device import cpu_threads
@@ -31,6 +30,7 @@ from skfbnn.nn.functional import init_params, make_forward
 from skfbnn.nn.mlp import build_mlp
 
 from .._harness import z_critical
+from .test_body import FixedConv
 
 F64 = torch.float64
 NTK = dict(sigma_w=math.sqrt(2.0), sigma_b=0.1, sigma_w_out=1.0, sigma_b_out=0.1)
@@ -111,17 +111,6 @@ def test_the_mlp_through_the_generic_path_gives_the_fast_paths_draws(monkeypatch
         assert list(a) == list(b)
         for key in a:
             torch.testing.assert_close(b[key], a[key], rtol=1e-10, atol=1e-12)
-
-
-class FixedConv(nn.Module):
-    """A convolution with a fixed kernel (a buffer): features with no parameters."""
-
-    def __init__(self, kernel):
-        super().__init__()
-        self.register_buffer("kernel", kernel)
-
-    def forward(self, x):
-        return F.conv1d(x, self.kernel)
 
 
 SIGMA, LENGTH, WIDTH = 0.5, 6, 4
