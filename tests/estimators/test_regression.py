@@ -697,8 +697,8 @@ def test_default_measurement_margin_reaches_the_sampler(monkeypatch, cls, expect
     boxes = []
     real = base.MeasurementSampler
 
-    def spy(X, n_points, train_fraction, margin):
-        sampler = real(X, n_points, train_fraction, margin)
+    def spy(X, n_points, train_fraction, margin, points=None):
+        sampler = real(X, n_points, train_fraction, margin, points)
         boxes.append((margin, sampler.low, sampler.width))
         return sampler
 
