@@ -226,3 +226,17 @@ def test_cnn_options_are_refused_where_they_do_not_apply():
                            params={"n_burnin": 3})
     with pytest.raises(ValueError, match="'n_iter' parameter"):
         ClassificationTask(["digits"], ["cnn_ensemble"], network="cnn", params={"n_iter": -1})
+
+
+def test_records_without_a_network_column_read_as_mlp():
+    from skfbnn.bench.settings import deduplicate, setting_groups
+
+    old = {"dataset": "digits", "method": "sgld", "split": 0, "shift": "none",
+           "strength": 0.0, "seed": 0, "accuracy": 0.5}
+    new = {**old, "network": "mlp", "accuracy": 0.6}
+    cnn = {**old, "network": "cnn", "accuracy": 0.7}
+    assert [len(g) for _, g in setting_groups("classification", [old, new])] == [2]
+    assert deduplicate("classification", [old, new]) == ([new], 1)  # the same cell
+    groups = setting_groups("classification", [old, new, cnn])
+    assert [(label, len(g)) for label, g in groups] == [("network=cnn", 1),
+                                                        ("network=mlp", 2)]
