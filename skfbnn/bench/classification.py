@@ -8,7 +8,12 @@ repetition ``k`` refits with ``random_state = seed + k``; scikit-learn's digits
 (8x8 images) draws a stratified 75/25 split of the classes 0-4 with
 ``random_state = k`` for repetition ``k`` and uses every image of classes 5-9 as
 the OOD set. Inputs are standardised with the training rows' statistics inside
-the pipeline.
+the pipeline. With all ten classes in distribution (``id_classes`` 0-9) there are no OOD
+rows and no shift rows: one record per cell, the in-distribution metrics
+(:mod:`skfbnn.bench.classdata`).
+
+``network="cnn"`` fits every skfbnn classifier on the package's CNN for the data set and
+adds the baseline of five plain CNNs (:mod:`skfbnn.bench.classifiers`).
 
 Protocol (b), shift: the in-distribution test rows under Gaussian noise (standard
 deviation ``strength`` times each feature's training standard deviation), with
