@@ -60,6 +60,7 @@ def network_spec(network: str, dataset: str) -> dict:
     name, shape = CNN_NETWORKS[dataset]
     return {"network": getattr(zoo, name), "input_shape": shape}
 
+
 class MLPEnsembleClassifier(ClassifierMixin, BaseEstimator):
     """``n_estimators`` scikit-learn ``MLPClassifier`` s with different seeds, averaged.
 
