@@ -60,22 +60,29 @@ def make_task(args: argparse.Namespace):
                               methods_of(args.methods, task), data_home=args.data_home,
                               n_splits=args.n_splits, **common)
     if task == "classification":
-        from .bench.classification import SHIFTS, ClassificationTask, check_id_classes
+        from .bench.classification import (
+            ALL_CLASSES,
+            SHIFTS,
+            ClassificationTask,
+            check_id_classes,
+        )
 
         shifts = {} if args.no_shift else {
             "noise": floats_of(args.noise_levels, "--noise-levels"),
             "shuffle": floats_of(args.shuffle_levels, "--shuffle-levels"),
             "flip": SHIFTS["flip"]}
         shifts = {k: v for k, v in shifts.items() if v}
-        id_classes = ints_of(args.id_classes, "--id-classes")
+        id_classes = (list(ALL_CLASSES) if args.id_classes.strip() == "all"
+                      else ints_of(args.id_classes, "--id-classes"))
         try:
             check_id_classes(id_classes)
         except ValueError as exc:
             raise UsageError(f"--id-classes: {exc}") from None
         return ClassificationTask(
-            datasets_of(args.dataset, task, args.data_home), methods_of(args.methods, task),
+            datasets_of(args.dataset, task, args.data_home),
+            methods_of(args.methods, task, args.network),
             data_home=args.data_home, n_splits=args.n_splits, shifts=shifts,
-            id_classes=id_classes, **common)
+            id_classes=id_classes, network=args.network or "mlp", **common)
     from .bench.bandit import BanditTask
 
     datasets_of(args.dataset, task, args.data_home)
@@ -288,7 +295,13 @@ def build_parser() -> argparse.ArgumentParser:
     clf.add_argument("--shuffle-levels", default="0.25,0.5,1",
                      help="fractions of each row's positions shuffled")
     clf.add_argument("--id-classes", default="0,1,2,3,4",
-                     help="classes trained on; the others are out of distribution")
+                     help="classes trained on; the others are out of distribution; 'all': "
+                          "all ten classes (MNIST-1D's canonical 4000/1000 split), "
+                          "in-distribution metrics only")
+    clf.add_argument("--network", default=None, choices=("mlp", "cnn"),
+                     help="mlp (default): each method's MLP; cnn: every skfbnn classifier on "
+                          "the package's CNN for the data set (CNN1d for MNIST-1D, CNN2d for "
+                          "digits) and the baseline cnn_ensemble (five plain CNNs)")
     ban = bench.add_argument_group("bandit task")
     ban.add_argument("--horizon", type=int, default=50000, help="steps (default 50000)")
     ban.add_argument("--p", type=float, default=0.5,

@@ -173,6 +173,37 @@ def test_bench_classification_records_summary_and_resumption(tmp_path):
     assert report_out == stdout and (tmp_path / "r.md").read_text() == stdout
 
 
+TEN = ["bench", "--task", "classification", "--dataset", "digits", "--id-classes", "all",
+       "--n-splits", "1", "--methods", "sgld,mlp", "--no-report", "--set", "n_chains=2",
+       "n_burnin=10", "n_samples=2", "thinning=1", "min_epochs=0", "mlp.max_iter=20"]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_bench_network_cnn_on_all_classes_keeps_its_records_apart(tmp_path):
+    out = tmp_path / "ten.csv"
+    cnn_out, cnn_err = _run([*TEN, "--network", "cnn", "--out", str(out)])
+    records = read_records([out])
+    assert [r["method"] for r in records] == ["sgld", "mlp"]  # one record a cell: no shifts
+    assert {(r["network"], r["id_classes"], r["shifts"]) for r in records} == {
+        ("cnn", "all", "none")}
+    assert "under shift" not in cnn_out and "| digits | sgld | 1 | " in cnn_out
+    # the default network adds its own cells beside the CNN's, never reusing them
+    mlp_out, mlp_err = _run([*TEN, "--out", str(out)])
+    assert "[2/2]" in mlp_err and "already in" not in mlp_err
+    records = read_records([out])
+    assert [r["network"] for r in records] == ["cnn", "cnn", "mlp", "mlp"]
+    sgld = {r["network"]: r["accuracy"] for r in records if r["method"] == "sgld"}
+    assert sgld["cnn"] != sgld["mlp"]  # another network, another fit
+    # the scikit-learn baseline is the same MLPClassifier whatever the network
+    mlp = [r["accuracy"] for r in records if r["method"] == "mlp"]
+    assert mlp[0] == mlp[1]
+    report, _ = _run(["report", str(out)])
+    assert "network=cnn" in report and "network=mlp" in report
+    assert report.count("| digits | sgld | 1 | ") == 2  # one row per network, never pooled
+    _, again = _run([*TEN, "--network", "cnn", "--out", str(out)])
+    assert "2 of 2 cells already in" in again
+
+
 @pytest.mark.skipif(not (SHARED_DATA / "mushroom").is_dir(), reason="Mushroom not found")
 def test_bench_bandit_baselines(tmp_path):
     out = tmp_path / "bandit.csv"
@@ -265,6 +296,14 @@ BAD_BENCH = [
     (["--task", "csv", "--dataset", "x", "--data", "x.csv", "--target", "y"], "--dataset"),
     (["--task", "csv", "--data", "missing.csv", "--target", "y"], "existing CSV file"),
     (["--n-splits", "abc"], "invalid int value: 'abc'"),
+    (["--network", "cnn"], "--network is read by --task classification only"),
+    (["--task", "bandit", "--network", "mlp"], "--network is read by --task classification"),
+    (["--task", "csv", "--data", "x.csv", "--target", "y", "--network", "cnn"],
+     "--network is read by --task classification only"),
+    (["--task", "classification", "--network", "rnn"], "invalid choice: 'rnn'"),
+    (["--task", "classification", "--methods", "cnn_ensemble"],
+     "--methods cnn_ensemble: a baseline of --network cnn only"),
+    (["--task", "classification", "--id-classes", "all,3"], "--id-classes expects"),
     (["--task", "regressionn"], "invalid choice"),
 ]
 

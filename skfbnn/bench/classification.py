@@ -8,7 +8,12 @@ repetition ``k`` refits with ``random_state = seed + k``; scikit-learn's digits
 (8x8 images) draws a stratified 75/25 split of the classes 0-4 with
 ``random_state = k`` for repetition ``k`` and uses every image of classes 5-9 as
 the OOD set. Inputs are standardised with the training rows' statistics inside
-the pipeline.
+the pipeline. With all ten classes in distribution (``id_classes`` 0-9) there are no OOD
+rows and no shift rows: one record per cell, the in-distribution metrics
+(:mod:`skfbnn.bench.classdata`).
+
+``network="cnn"`` fits every skfbnn classifier on the package's CNN for the data set and
+adds the baseline of five plain CNNs (:mod:`skfbnn.bench.classifiers`).
 
 Protocol (b), shift: the in-distribution test rows under Gaussian noise (standard
 deviation ``strength`` times each feature's training standard deviation), with
@@ -38,12 +43,20 @@ from ..metrics import (
     predictive_entropy,
     reliability_curve,
 )
-from .classifiers import BASELINES, baseline_params, make_classifier
+from .classifiers import (
+    BASELINES,
+    CNN_BASELINES,
+    baseline_params,
+    make_classifier,
+    network_spec,
+)
+from .classdata import ALL_CLASSES, DATASETS, N_CLASSES, check_id_classes, ood_data
 from .settings import SETTINGS, format_params
 from .tasks import Task, bayes_params, check_param_values, check_params_used, select_params
 
 __all__ = ["ClassificationTask", "draw_probabilities", "apply_shift", "classification_metrics",
-           "ECE_BINS", "SHIFTS", "summary_markdown"]
+           "ECE_BINS", "SHIFTS", "summary_markdown", "ood_data", "check_id_classes",
+           "ALL_CLASSES", "N_CLASSES"]
 
 ECE_BINS = 15
 """Equal-width confidence bins of the ECE and the reliability diagrams."""
@@ -51,7 +64,6 @@ HIST_BINS = 30
 """Bins of the entropy and mutual-information histograms, over ``[0, log K]``."""
 SHIFTS = {"noise": (0.25, 0.5, 1.0, 2.0), "shuffle": (0.25, 0.5, 1.0), "flip": (1.0,)}
 """Default shift settings: kind -> strengths."""
-DATASETS = ("mnist1d", "digits")
 METRICS = ("accuracy", "log_loss", "brier", "ece", "auroc_entropy", "auroc_mi",
            "entropy_in", "entropy_out", "fit_time")
 
@@ -67,41 +79,7 @@ def draw_probabilities(pipeline, X) -> np.ndarray | None:
     return np.asarray(model.predict_proba_draws(Xt), dtype=np.float64)
 
 
-# ----------------------------------------------------------------- data
-def _digits_flip(X: np.ndarray) -> np.ndarray:
-    side = int(round(np.sqrt(X.shape[1])))
-    return X.reshape(-1, side, side)[:, :, ::-1].reshape(X.shape)
-
-
-def ood_data(dataset: str, k: int, *, data_home=None, id_classes=tuple(range(5))) -> dict:
-    """Training rows, in-distribution and OOD test rows of repetition ``k``.
-
-    Returns a dict with ``X_train, y_train, X_in, y_in, X_out`` and ``flip`` (the
-    data set's flip: reversal of the signal, or the left-right mirror of images).
-    """
-    ids = np.asarray(id_classes)
-    if dataset == "mnist1d":
-        from ..datasets import load_mnist1d
-        from ..datasets._fetch import data_home_or_fetch
-
-        data_home = data_home_or_fetch(data_home, "mnist1d")  # no folder given: download once
-        X, y, X_test, y_test = load_mnist1d(data_home=data_home, return_X_y=True)
-        train, inside = np.isin(y, ids), np.isin(y_test, ids)
-        return dict(X_train=X[train], y_train=y[train], X_in=X_test[inside],
-                    y_in=y_test[inside], X_out=X_test[~inside], flip=lambda A: A[:, ::-1])
-    if dataset == "digits":
-        from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
-
-        X, y = load_digits(return_X_y=True)
-        inside = np.isin(y, ids)
-        X_train, X_in, y_train, y_in = train_test_split(
-            X[inside], y[inside], test_size=0.25, stratify=y[inside], random_state=k)
-        return dict(X_train=X_train, y_train=y_train, X_in=X_in, y_in=y_in,
-                    X_out=X[~inside], flip=_digits_flip)
-    raise ValueError(f"dataset must be one of {DATASETS}. Got {dataset!r}.")
-
-
+# ----------------------------------------------------------------- shift
 def apply_shift(X: np.ndarray, kind: str, strength: float, rng: np.random.Generator,
                 scale: np.ndarray, flip=None) -> np.ndarray:
     """``X`` under a shift.
@@ -182,30 +160,6 @@ def _check_shifts(shifts: dict) -> None:
                 raise ValueError(f"{kind} strengths must be {limits}. Got {s!r}.")
 
 
-N_CLASSES = 10
-"""Classes of MNIST-1D and digits (0-9)."""
-
-
-def check_id_classes(id_classes: Sequence[int]) -> None:
-    """Raise ValueError unless ``id_classes`` are 2 to 9 distinct classes among 0-9.
-
-    Examples
-    --------
-    >>> check_id_classes([0, 1, 2])
-    >>> check_id_classes([0, 1, 42])  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: id_classes must be 2 to 9 distinct classes among 0-9 ... no class [42].
-    """
-    ids = list(id_classes)
-    wrong = [c for c in ids if c not in range(N_CLASSES)]
-    if wrong or len(set(ids)) != len(ids) or not 2 <= len(ids) < N_CLASSES:
-        raise ValueError(f"id_classes must be 2 to {N_CLASSES - 1} distinct classes among "
-                         f"0-{N_CLASSES - 1} (the others are out of distribution). Got "
-                         f"{','.join(map(str, ids)) or 'none'}"
-                         + (f"; no class {wrong}." if wrong else "."))
-
-
 class ClassificationTask(Task):
     """The OOD and shift protocols on MNIST-1D and digits, or plain cross-validation
     of a classifier on a CSV file (``data``), for registry methods and the
@@ -219,7 +173,7 @@ class ClassificationTask(Task):
                  n_splits: int | None = None, seed: int = 0, device: str = "auto",
                  params: dict | None = None, shifts: dict | None = None,
                  id_classes: Sequence[int] = tuple(range(5)), data: dict | None = None,
-                 source: str = "builtin"):
+                 source: str = "builtin", network: str = "mlp"):
         self.datasets = list(datasets)
         self.methods = list(methods)
         self.data_home = data_home
@@ -230,9 +184,14 @@ class ClassificationTask(Task):
         self.shifts = dict(SHIFTS if shifts is None else shifts)
         self.id_classes = tuple(int(c) for c in id_classes)
         self._data = dict(data or {})  # CSV: name -> (X, y, splits); no OOD rows
+        self.network = network
         for d in self.datasets:
             if d not in DATASETS and d not in self._data:
                 raise ValueError(f"dataset must be one of {DATASETS}. Got {d!r}.")
+            network_spec(network, d)  # a data set without a CNN: refused here
+        if network != "cnn" and any(m in CNN_BASELINES for m in self.methods):
+            raise ValueError(f"{', '.join(CNN_BASELINES)} is a baseline of the CNN only; "
+                             "add --network cnn.")
         if not (isinstance(self.n_splits, int) and self.n_splits >= 1):
             raise ValueError(f"n_splits must be a positive int. Got {n_splits!r}.")
         _check_shifts(self.shifts)
@@ -242,8 +201,8 @@ class ClassificationTask(Task):
         self._valid = {m: (baseline_params(m) if m in BASELINES
                            else bayes_params(m, "classification")) for m in self.methods}
         check_params_used(self.params, self.methods, self._valid)
-        check_param_values(self.params, [m for m in self.methods if m not in BASELINES],
-                           "classification")
+        checked = {"ensemble" if m in CNN_BASELINES else m for m in self.methods}
+        check_param_values(self.params, sorted(checked - set(BASELINES)), "classification")
         for m in self.methods:
             if m == "mlp":  # scikit-learn's own constraints, before any fit
                 params = select_params(m, self.params, self._valid[m])
@@ -258,16 +217,22 @@ class ClassificationTask(Task):
         shifts = ";".join(f"{k}={','.join(f'{v:g}' for v in vs)}"
                           for k, vs in sorted(self.shifts.items()))
         params = select_params(method, self.params, self._valid[method])
+        every = csv or self._all_classes
         return {"seed": self.seed,
                 "folds": f"{len(self._data[dataset][2])}-fold" if csv else "protocol",
                 "data": self._source if csv else "builtin",
-                "id_classes": "all" if csv else ",".join(map(str, self.id_classes)),
-                "shifts": "none" if csv or not shifts else shifts,
-                "params": format_params(params)}
+                "id_classes": "all" if every else ",".join(map(str, self.id_classes)),
+                "shifts": "none" if every or not shifts else shifts,
+                "network": self.network, "params": format_params(params)}
+
+    @property
+    def _all_classes(self) -> bool:
+        return sorted(self.id_classes) == list(ALL_CLASSES)
 
     def n_records(self, cell: dict) -> int:
-        """The clean record, and one per shift setting on the OOD data sets."""
-        if cell["dataset"] in self._data:
+        """The clean record, and one per shift setting on the OOD data sets (none when
+        every class is in distribution)."""
+        if cell["dataset"] in self._data or self._all_classes:
             return 1
         return 1 + sum(len(v) for v in self.shifts.values())
 
@@ -294,8 +259,10 @@ class ClassificationTask(Task):
         data = self._rows(cell)
         method, k = cell["method"], cell["split"]
         params = select_params(method, self.params, self._valid[method])
+        network = {} if cell["dataset"] in self._data else network_spec(
+            self.network, cell["dataset"])
         pipe = make_classifier(method, random_state=self.seed + k, device=self.device,
-                               **params)
+                               network=network, **params)
         start = time.perf_counter()
         pipe.fit(data["X_train"], data["y_train"])
         fit_time = time.perf_counter() - start

@@ -1,6 +1,15 @@
 """The classifiers a classification run compares: any registered method in a
-:class:`~skfbnn.BayesianNetClassifier`, and scikit-learn's ``MLPClassifier`` alone and as an
-ensemble of five (the plain baselines a user would pick)."""
+:class:`~skfbnn.BayesianNetClassifier`, scikit-learn's ``MLPClassifier`` alone and as an
+ensemble of five (the plain baselines a user would pick), and, with the convolutional
+network, an ensemble of five plain CNNs (``cnn_ensemble``).
+
+``network="cnn"`` gives every skfbnn classifier the package's CNN for the data set at its
+defaults (:data:`CNN_NETWORKS`); the ``MLPClassifier`` baselines stay MLPs. ``cnn_ensemble``
+is the deep-ensemble trainer of the ``ensemble`` method (Adam, the same steps, batch size,
+learning-rate schedule and held-out rows) with ``prior_std=None``: five CNNs trained by
+maximum likelihood from independent initialisations, with no weight prior. The ``ensemble``
+method itself is not that baseline: the classifier's members are MAP estimates under a
+Gaussian weight prior (``prior_std=3``)."""
 
 from __future__ import annotations
 
@@ -10,11 +19,47 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-__all__ = ["BASELINES", "MLPEnsembleClassifier", "make_classifier", "baseline_params"]
+__all__ = ["BASELINES", "CNN_BASELINES", "CNN_NETWORKS", "NETWORKS", "MLPEnsembleClassifier",
+           "make_classifier", "baseline_params", "network_spec"]
 
-BASELINES = ("mlp", "mlp_ensemble")
-"""scikit-learn baselines: ``MLPClassifier((50,), max_iter=2000)`` and five of them
-(random states ``5 * random_state + i``) averaged."""
+BASELINES = ("mlp", "mlp_ensemble", "cnn_ensemble")
+"""Baselines: scikit-learn's ``MLPClassifier((50,), max_iter=2000)``, five of them
+(random states ``5 * random_state + i``) averaged, and five plain CNNs (``network="cnn"``
+only)."""
+CNN_BASELINES = ("cnn_ensemble",)
+"""Baselines that exist only with ``network="cnn"``."""
+NETWORKS = ("mlp", "cnn")
+"""``mlp``: each method's built-in MLP; ``cnn``: the package's CNN for the data set."""
+CNN_NETWORKS = {"mnist1d": ("CNN1d", (1, 40)), "digits": ("CNN2d", (1, 8, 8))}
+"""Data set -> (network in :mod:`skfbnn.nn`, ``input_shape``) of ``network="cnn"``."""
+PLAIN_ENSEMBLE = {"prior_std": None, "n_estimators": 5}
+"""What makes the ``ensemble`` method the ``cnn_ensemble`` baseline: maximum likelihood."""
+
+
+def network_spec(network: str, dataset: str) -> dict:
+    """The estimator parameters ``network`` and ``input_shape`` of ``network`` on ``dataset``
+    (empty for ``"mlp"``: the methods' own MLPs).
+
+    Examples
+    --------
+    >>> spec = network_spec("cnn", "mnist1d")
+    >>> spec["network"].__name__, spec["input_shape"]
+    ('CNN1d', (1, 40))
+    >>> network_spec("mlp", "digits")
+    {}
+    """
+    from .. import nn as zoo
+
+    if network not in NETWORKS:
+        raise ValueError(f"network must be one of {NETWORKS}. Got {network!r}.")
+    if network == "mlp":
+        return {}
+    if dataset not in CNN_NETWORKS:
+        raise ValueError(f"network='cnn' has a CNN for {sorted(CNN_NETWORKS)} only; "
+                         f"got the data set {dataset!r}.")
+    name, shape = CNN_NETWORKS[dataset]
+    return {"network": getattr(zoo, name), "input_shape": shape}
+
 
 class MLPEnsembleClassifier(ClassifierMixin, BaseEstimator):
     """``n_estimators`` scikit-learn ``MLPClassifier`` s with different seeds, averaged.
@@ -77,12 +122,14 @@ class MLPEnsembleClassifier(ClassifierMixin, BaseEstimator):
 
 
 def make_classifier(method: str, *, random_state: int = 0, device: str = "auto",
-                    **params: Any):
+                    network: dict | None = None, **params: Any):
     """``StandardScaler`` then the classifier that ``method`` names.
 
     ``mlp`` and ``mlp_ensemble`` are the scikit-learn baselines (:data:`BASELINES`);
     any registry key gives :class:`~skfbnn.BayesianNetClassifier` with that method,
-    ``params`` split between its own parameters and ``method_params``.
+    ``params`` split between its own parameters and ``method_params``, and the estimator
+    parameters ``network`` (:func:`network_spec`); ``cnn_ensemble`` is the ``ensemble``
+    method with :data:`PLAIN_ENSEMBLE` (``params`` override it) and needs a ``network``.
 
     Examples
     --------
@@ -103,12 +150,17 @@ def make_classifier(method: str, *, random_state: int = 0, device: str = "auto",
         est.set_params(**params)
     elif method == "mlp_ensemble":
         est = MLPEnsembleClassifier(random_state=random_state).set_params(**params)
-    elif method in METHODS:
+    elif method in METHODS or method in CNN_BASELINES:
+        if method in CNN_BASELINES:
+            if not network:
+                raise ValueError(f"{method} is a baseline of network='cnn' only.")
+            method, params = "ensemble", {**PLAIN_ENSEMBLE, **params}
         own = BayesianNetClassifier().get_params()
         top = {k: v for k, v in params.items() if k in own}
         rest = {k: v for k, v in params.items() if k not in own}
         est = BayesianNetClassifier(method=method, method_params=rest or None,
-                                    random_state=random_state, device=device, **top)
+                                    random_state=random_state, device=device,
+                                    **{**(network or {}), **top})
     else:
         raise ValueError(f"method must be one of {sorted(METHODS)} or {list(BASELINES)}. "
                          f"Got {method!r}.")
@@ -121,4 +173,8 @@ def baseline_params(method: str) -> set[str]:
 
     if method == "mlp":
         return set(MLPClassifier().get_params())
+    if method in CNN_BASELINES:
+        from .tasks import bayes_params
+
+        return bayes_params("ensemble", "classification")
     return set(MLPEnsembleClassifier().get_params())

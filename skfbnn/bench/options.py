@@ -61,16 +61,23 @@ def _unknown(option: str, name: str, valid: Sequence[str]) -> UsageError:
     return UsageError(f"{option}: unknown name {name!r}{hint} Valid: {', '.join(valid)}.")
 
 
-TASK_BASELINES = {"classification": ("mlp", "mlp_ensemble"),
+TASK_BASELINES = {"classification": ("mlp", "mlp_ensemble", "cnn_ensemble"),
                   "bandit": ("uniform", "greedy", "oracle")}
 
 
-def methods_of(value: str | None, task: str) -> list[str]:
+CNN_ONLY = ("cnn_ensemble",)
+"""Baselines that need ``--network cnn``."""
+
+
+def methods_of(value: str | None, task: str, network: str | None = None) -> list[str]:
+    """The ``--methods`` of ``task``: the defaults (with ``--network cnn``, and the plain CNN
+    ensemble), or the names given, ``all`` expanding to every method and baseline."""
     from ..inference.registry import METHODS
 
+    cnn = task == "classification" and network == "cnn"
     if value is None:
-        return list(TASK_METHODS[task])
-    extra = TASK_BASELINES.get(task, ())
+        return [*TASK_METHODS[task], *(CNN_ONLY if cnn else ())]
+    extra = [m for m in TASK_BASELINES.get(task, ()) if cnn or m not in CNN_ONLY]
     valid = [*METHODS, *extra]
     methods = []
     for name in split_list(value):
@@ -78,6 +85,8 @@ def methods_of(value: str | None, task: str) -> list[str]:
             methods += valid
         elif name in valid:
             methods.append(name)
+        elif name in CNN_ONLY and task == "classification":
+            raise UsageError(f"--methods {name}: a baseline of --network cnn only.")
         else:
             raise _unknown("--methods", name, [*valid, "all"])
     if not methods:
@@ -164,6 +173,9 @@ def check_bench_args(args: argparse.Namespace) -> None:
                     "classification].")
     elif args.dataset is not None:
         raise UsageError("--task csv reads --data FILE; --dataset would be ignored.")
+    if task != "classification" and getattr(args, "network", None) is not None:
+        raise UsageError(f"--network is read by --task classification only (--task {task} "
+                         "would ignore it).")
     _check_device(args.device)
     if args.scheduler is not None:
         check_scheduler(args.scheduler)

@@ -13,13 +13,13 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["SETTINGS", "REQUIRED", "RECORD_KEYS", "DETAIL_KEYS", "deduplicate",
+__all__ = ["SETTINGS", "SETTING_DEFAULTS", "REQUIRED", "RECORD_KEYS", "DETAIL_KEYS", "deduplicate",
            "format_params", "file_digest", "label_params",
            "setting_groups", "mixed_settings", "select_where"]
 
 SETTINGS = {
     "regression": ("seed", "folds", "data", "params"),
-    "classification": ("seed", "folds", "data", "id_classes", "shifts", "params"),
+    "classification": ("seed", "folds", "data", "id_classes", "shifts", "network", "params"),
     "bandit": ("buffer_size", "update_every", "curve_every", "params"),
 }
 """The setting columns of each task's records. ``seed``: the base seed (split ``k``
@@ -27,8 +27,11 @@ is fitted with ``seed + k``; the bandit's seed is a cell column); ``folds``: how
 rows were split (``"5-fold"``, ``"standard"`` UCI splits, ``"protocol"``);
 ``data``: ``"builtin"`` or a CSV file's ``target@sha256`` prefix; ``params``: the
 ``--set`` overrides that apply to the method; ``id_classes``, ``shifts``: the
-classification protocol's classes and shifts; the bandit's buffer and update
-intervals."""
+classification protocol's classes and shifts; ``network``: the classifiers' network
+(``mlp`` or ``cnn``); the bandit's buffer and update intervals."""
+
+SETTING_DEFAULTS = {"network": "mlp"}
+"""The value of a setting column in records written before the column existed."""
 
 REQUIRED = {
     "regression": ("dataset", "method", "rmse", "test_ll", "test_ll_gauss", "crps",
@@ -63,7 +66,7 @@ def deduplicate(task: str, records: Sequence[dict], extra: Sequence[str] = ()
     ([{'dataset': 'd', 'method': 'm', 'split': 0, 'rmse': 2.0}], 1)
     """
     columns = (*RECORD_KEYS.get(task, ()), *SETTINGS.get(task, ()), *extra)
-    last = {tuple(_plain(r.get(c, "")) for c in columns): i for i, r in enumerate(records)}
+    last = {tuple(_setting(r, c) for c in columns): i for i, r in enumerate(records)}
     keep = sorted(last.values())
     return [records[i] for i in keep], len(records) - len(keep)
 
@@ -90,6 +93,10 @@ def _plain(value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def _setting(record: dict, column: str) -> str:
+    return _plain(record.get(column, SETTING_DEFAULTS.get(column, "")))
 
 
 def label_params(records: Sequence[dict]) -> list[dict]:
@@ -131,7 +138,7 @@ def setting_groups(task: str, records: Sequence[dict]) -> list[tuple[str, list[d
                and any(c in r for r in records)]
     groups: dict[tuple, list[dict]] = {}
     for r in records:
-        groups.setdefault(tuple(_plain(r.get(c, "")) for c in columns), []).append(r)
+        groups.setdefault(tuple(_setting(r, c) for c in columns), []).append(r)
     if len(groups) <= 1:
         return [("", list(records))]
     varying = [i for i, _ in enumerate(columns) if len({key[i] for key in groups}) > 1]

@@ -137,3 +137,106 @@ def test_task_validates_its_arguments():
         ClassificationTask(["digits"], ["mlp"], params={"n_burnin": 3})
     with pytest.raises(ValueError, match="method must be one of"):
         make_classifier("svm")
+
+
+# ------------------------------------------------------------- networks and all ten classes
+def test_network_spec_gives_the_package_cnns():
+    from skfbnn.bench.classifiers import network_spec
+    from skfbnn.nn import CNN1d, CNN2d
+
+    assert network_spec("cnn", "mnist1d") == {"network": CNN1d, "input_shape": (1, 40)}
+    assert network_spec("cnn", "digits") == {"network": CNN2d, "input_shape": (1, 8, 8)}
+    assert network_spec("mlp", "mnist1d") == {}
+    with pytest.raises(ValueError, match="network must be one of"):
+        network_spec("rnn", "digits")
+    with pytest.raises(ValueError, match="has a CNN for"):
+        network_spec("cnn", "wine")
+
+
+def test_cnn_ensemble_is_the_ensemble_trainer_by_maximum_likelihood():
+    from skfbnn.bench.classifiers import network_spec
+    from skfbnn.nn import CNN2d
+
+    cnn = network_spec("cnn", "digits")
+    plain = make_classifier("cnn_ensemble", random_state=3, network=cnn)[-1]
+    bayes = make_classifier("ensemble", random_state=3, network=cnn)[-1]
+    assert plain.method == bayes.method == "ensemble"
+    assert plain.method_params == {"prior_std": None, "n_estimators": 5}
+    assert bayes.method_params is None  # the classifier's default prior_std=3
+    assert plain.network is CNN2d and plain.input_shape == (1, 8, 8)
+    assert make_classifier("cnn_ensemble", network=cnn, n_iter=7)[-1].method_params == {
+        "prior_std": None, "n_estimators": 5, "n_iter": 7}
+    # the MLP baselines ignore the network; cnn_ensemble needs one
+    assert make_classifier("mlp", network=cnn)[-1].hidden_layer_sizes == (50,)
+    with pytest.raises(ValueError, match="network='cnn' only"):
+        make_classifier("cnn_ensemble")
+
+
+def test_all_ten_classes_have_no_ood_rows():
+    d = ood_data("digits", 0, id_classes=range(10))
+    assert d["X_out"] is None and set(np.unique(d["y_train"])) == set(range(10))
+    assert len(d["y_train"]) + len(d["y_in"]) == 1797
+    assert len(d["y_in"]) == pytest.approx(0.25 * 1797, abs=1)
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "mnist1d").is_dir(), reason="MNIST-1D not found")
+def test_mnist1d_all_classes_is_the_canonical_split():
+    d = ood_data("mnist1d", 0, data_home=SHARED_DATA, id_classes=range(10))
+    assert d["X_out"] is None
+    assert d["X_train"].shape == (4000, 40) and d["X_in"].shape == (1000, 40)
+    assert set(np.unique(d["y_in"])) == set(range(10))
+
+
+def test_cnn_task_on_all_classes_fits_the_cnn_and_records_its_setting():
+    task = ClassificationTask(["digits"], ["sgld", "cnn_ensemble"], n_splits=1,
+                              id_classes=range(10), network="cnn", device="cpu",
+                              params={**FAST, "sgld.n_burnin": 10, "n_iter": 10})
+    cells = task.cells()
+    assert [c["method"] for c in cells] == ["sgld", "cnn_ensemble"]
+    for c in cells:
+        assert (c["network"], c["id_classes"], c["shifts"]) == ("cnn", "all", "none")
+        assert task.n_records(c) == 1
+    out = task.run_cell(cells[1])
+    (record,) = out["records"]  # in-distribution metrics only
+    assert record["shift"] == "none" and np.isnan(record["auroc_entropy"])
+    assert 0 <= record["accuracy"] <= 1 and record["log_loss"] > 0
+    assert not {b["kind"] for b in out["bins"]} & {"entropy_out", "mi_out"}
+    # the same fit by hand: the ensemble trainer on CNN2d, no weight prior
+    from skfbnn.bench.classifiers import network_spec
+
+    data = ood_data("digits", 0, id_classes=range(10))
+    pipe = make_classifier("cnn_ensemble", random_state=0, device="cpu",
+                           network=network_spec("cnn", "digits"), n_iter=10, min_epochs=0)
+    pipe.fit(data["X_train"], data["y_train"])
+    assert type(pipe[-1].network_).__name__ == "CNN2d"
+    proba = pipe.predict_proba(data["X_in"])
+    assert record["log_loss"] == pytest.approx(log_loss(data["y_in"], proba), rel=1e-6)
+    mlp = ClassificationTask(["digits"], ["sgld"], n_splits=1, id_classes=range(10))
+    assert mlp.cells()[0]["network"] == "mlp"
+    assert task.key(cells[0]) != mlp.key(mlp.cells()[0])  # never the same cell
+
+
+def test_cnn_options_are_refused_where_they_do_not_apply():
+    with pytest.raises(ValueError, match="baseline of the CNN only"):
+        ClassificationTask(["digits"], ["cnn_ensemble"])
+    with pytest.raises(ValueError, match="network must be one of"):
+        ClassificationTask(["digits"], ["sgld"], network="resnet")
+    with pytest.raises(ValueError, match="no parameter 'n_burnin' in cnn_ensemble"):
+        ClassificationTask(["digits"], ["cnn_ensemble"], network="cnn",
+                           params={"n_burnin": 3})
+    with pytest.raises(ValueError, match="'n_iter' parameter"):
+        ClassificationTask(["digits"], ["cnn_ensemble"], network="cnn", params={"n_iter": -1})
+
+
+def test_records_without_a_network_column_read_as_mlp():
+    from skfbnn.bench.settings import deduplicate, setting_groups
+
+    old = {"dataset": "digits", "method": "sgld", "split": 0, "shift": "none",
+           "strength": 0.0, "seed": 0, "accuracy": 0.5}
+    new = {**old, "network": "mlp", "accuracy": 0.6}
+    cnn = {**old, "network": "cnn", "accuracy": 0.7}
+    assert [len(g) for _, g in setting_groups("classification", [old, new])] == [2]
+    assert deduplicate("classification", [old, new]) == ([new], 1)  # the same cell
+    groups = setting_groups("classification", [old, new, cnn])
+    assert [(label, len(g)) for label, g in groups] == [("network=cnn", 1),
+                                                        ("network=mlp", 2)]

@@ -140,6 +140,8 @@ def test_every_option_that_changes_a_result_changes_the_cells_key():
                   ClassificationTask(["digits"], ["mlp"], n_splits=2,
                                      shifts={"noise": (1.0,)}),
                   ClassificationTask(["digits"], ["mlp"], n_splits=2, seed=3),
+                  ClassificationTask(["digits"], ["mlp"], n_splits=2, network="cnn"),
+                  ClassificationTask(["digits"], ["mlp"], n_splits=2, id_classes=range(10)),
                   ClassificationTask(["digits"], ["mlp"], n_splits=2,
                                      params={"max_iter": 3})):
         assert not _keys(clf) & _keys(other)
