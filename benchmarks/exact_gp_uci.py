@@ -45,6 +45,7 @@ from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel  #
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from skfbnn.datasets import load_uci, load_uci_split  # noqa: E402
+from skfbnn.datasets._fetch import data_home_or_fetch  # noqa: E402
 from skfbnn.metrics import crps_gaussian, gaussian_nll, interval_coverage, rmse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +94,8 @@ def fit_best(X, y, noise_inits, restarts, seed):
 
 
 def evaluate(name, split, data_home, noise_inits, restarts):
-    X_tr, X_te, y_tr, y_te = load_uci_split(name, split, data_home=data_home)
+    home = data_home_or_fetch(data_home, name)  # none given: download once
+    X_tr, X_te, y_tr, y_te = load_uci_split(name, split, data_home=home)
     scaler = StandardScaler().fit(X_tr)  # a constant column gets scale 1
     X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
     start = time.perf_counter()
@@ -160,7 +162,7 @@ def summary(path: Path) -> str:
 
 def time_one_evaluation(name, data_home):
     """Seconds for one log marginal likelihood + gradient at the initial hyperparameters."""
-    X_tr, _, y_tr, _ = load_uci_split(name, 0, data_home=data_home)
+    X_tr, _, y_tr, _ = load_uci_split(name, 0, data_home=data_home_or_fetch(data_home, name))
     X_tr = StandardScaler().fit_transform(X_tr)
     gp = make_gp(X_tr.shape[1], 0.1, 0, 0)
     gp.kernel_ = gp.kernel
@@ -192,7 +194,7 @@ def main() -> None:
     if not args.summary:
         path = args.out
         for name in args.datasets:
-            n_splits = load_uci(name, data_home=args.data_home).n_splits
+            n_splits = load_uci(name, data_home=data_home_or_fetch(args.data_home, name)).n_splits
             done = done_splits(path, name)
             for split in args.splits if args.splits is not None else range(n_splits):
                 if split in done:

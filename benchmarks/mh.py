@@ -48,8 +48,9 @@ def samplers() -> dict:
 
 def _data(name: str, n: int, n_test: int, data_home: str | None):
     from skfbnn.datasets import load_uci
+    from skfbnn.datasets._fetch import data_home_or_fetch
 
-    X, y = load_uci(name, data_home=data_home, return_X_y=True)
+    X, y = load_uci(name, data_home=data_home_or_fetch(data_home, name), return_X_y=True)
     X, y = X[: n + n_test], y[: n + n_test]
     X = (X - X[:n].mean(0)) / X[:n].std(0)
     y = (y - y[:n].mean()) / y[:n].std()
@@ -265,7 +266,8 @@ def main() -> None:
     def wide(p, n_steps, burnin, chains, figure):
         p.add_argument("--dataset", default="kin8nm")
         p.add_argument("--data-home", default=None,
-                       help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+                       help="folder of the UCI data sets "
+                        "(default: $SKFBNN_DATA_HOME, else fetched)")
         p.add_argument("--n", type=int, default=256)
         p.add_argument("--n-test", type=int, default=32)
         p.add_argument("--n-steps", type=int, default=n_steps, help="kept steps per chain")

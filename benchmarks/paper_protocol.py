@@ -67,6 +67,7 @@ from skfbnn import (  # noqa: E402
 )
 from skfbnn.bench.runner import evaluate_split  # noqa: E402
 from skfbnn.datasets import load_uci_split  # noqa: E402
+from skfbnn.datasets._fetch import data_home_or_fetch  # noqa: E402
 from skfbnn.exceptions import SamplerDivergenceError  # noqa: E402
 
 torch.set_num_threads(1)
@@ -150,7 +151,8 @@ def make_estimator(method: str, step: str, n_train: int, seed: int):
 
 
 def run_one(name, split, method, step, data_home):
-    X_tr, X_te, y_tr, y_te = load_uci_split(name, split, data_home=data_home)
+    home = data_home_or_fetch(data_home, name)  # none given: download once
+    X_tr, X_te, y_tr, y_te = load_uci_split(name, split, data_home=home)
     y_std = float(np.std(y_tr))
     est, step_size = make_estimator(method, step, len(y_tr), seed=split)
     pipe = make_pipeline(StandardScaler(), est)
@@ -205,7 +207,7 @@ def reference_rows(out: Path, data_home: Path) -> list[str]:
         ks = sorted(splits[d])
         rm, ll, y_std = [], [], {}
         for k in ks:
-            _, _, y_tr, y_te = load_uci_split(d, k, data_home=data_home)
+            _, _, y_tr, y_te = load_uci_split(d, k, data_home=data_home_or_fetch(data_home, d))
             mu, sd = y_tr.mean(), y_tr.std()
             y_std[k] = sd
             rm.append(np.sqrt(np.mean((y_te - mu) ** 2)) / sd)

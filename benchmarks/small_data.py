@@ -34,6 +34,7 @@ from skfbnn.bench.configs import make_regression_pipeline
 from skfbnn.bench.report import append_record, read_records
 from skfbnn.bench.runner import evaluate_split
 from skfbnn.datasets import load_uci_split
+from skfbnn.datasets._fetch import data_home_or_fetch
 from skfbnn.exceptions import SamplerDivergenceError
 
 torch.set_num_threads(1)
@@ -79,7 +80,8 @@ def run(args) -> None:
     for dataset in args.datasets:
         for n in args.sizes:
             for split in args.splits:
-                X, X_test, y, y_test = load_uci_split(dataset, split, data_home=args.data_home)
+                X, X_test, y, y_test = load_uci_split(
+                    dataset, split, data_home=data_home_or_fetch(args.data_home, dataset))
                 rows = np.random.default_rng(1000 + split).choice(len(X), n, replace=False)
                 for name in args.methods:
                     method = name + args.label
@@ -190,7 +192,8 @@ def plot(path: Path, out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-home", default=None,
-                    help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+                    help="folder of the UCI data sets "
+                        "(default: $SKFBNN_DATA_HOME, else fetched)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--datasets", nargs="+", default=["bostonHousing", "concrete"])
     ap.add_argument("--sizes", nargs="+", type=int, default=[20, 50])

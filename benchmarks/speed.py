@@ -113,8 +113,10 @@ def boston_sized_problem(rows: int = 455) -> tuple[np.ndarray, np.ndarray]:
 def boston(data_home: str | None) -> tuple[np.ndarray, np.ndarray]:
     """Training rows of Boston's split 0, inputs standardised with their own statistics."""
     from skfbnn.datasets import load_uci_split
+    from skfbnn.datasets._fetch import data_home_or_fetch
 
-    X, _, y, _ = load_uci_split("bostonHousing", 0, data_home=data_home)
+    home = data_home_or_fetch(data_home, "bostonHousing")  # none given: download once
+    X, _, y, _ = load_uci_split("bostonHousing", 0, data_home=home)
     std = X.std(0)
     return (X - X.mean(0)) / np.where(std > 0, std, 1.0), y
 
@@ -456,6 +458,7 @@ def cmd_mh(args) -> None:
     import torch
 
     from skfbnn.datasets import load_uci
+    from skfbnn.datasets._fetch import data_home_or_fetch
     from skfbnn.inference.mh import mala, pcn
     from skfbnn.inference.mh.build import prior_draws
     from skfbnn.inference.mh.ntk import NTKLayout
@@ -466,7 +469,8 @@ def cmd_mh(args) -> None:
     from skfbnn.nn.mlp import build_mlp
 
     torch.set_num_threads(args.threads)
-    X, y = load_uci(args.dataset, data_home=args.data_home, return_X_y=True)
+    X, y = load_uci(args.dataset, data_home=data_home_or_fetch(args.data_home, args.dataset),
+                    return_X_y=True)
     X, y = X[: args.n], y[: args.n]
     X = torch.tensor((X - X.mean(0)) / X.std(0))
     y = torch.tensor(((y - y.mean()) / y.std())[:, None])
@@ -532,10 +536,12 @@ def cmd_mh_fit(args) -> None:
     import skfbnn
     import skfbnn.inference.mh.policy as policy
     from skfbnn.datasets import load_uci_split
+    from skfbnn.datasets._fetch import data_home_or_fetch
     from skfbnn.inference.mh.policy import accept_reject_steps
 
     torch.set_num_threads(args.threads)
-    X, _, y, _ = load_uci_split(args.dataset, args.split, data_home=args.data_home)
+    X, _, y, _ = load_uci_split(
+        args.dataset, args.split, data_home=data_home_or_fetch(args.data_home, args.dataset))
     X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
     est = getattr(skfbnn, args.estimator)(random_state=0, device="cpu")
 
@@ -690,7 +696,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", default="protein-tertiary-structure")
     p.add_argument("--split", type=int, default=0)
     p.add_argument("--data-home", default=None,
-                   help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+                   help="folder of the UCI data sets "
+                        "(default: $SKFBNN_DATA_HOME, else fetched)")
     p.add_argument("--n-steps", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_mh_fit)
@@ -710,7 +717,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fit", help="whole default fits: fSGHMC / SGHMC, or 8 / 1 chains")
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--data-home", default=None,
-                   help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+                   help="folder of the UCI data sets "
+                        "(default: $SKFBNN_DATA_HOME, else fetched)")
     p.add_argument("--chains", action="store_true")
     p.set_defaults(func=cmd_fit)
 
@@ -730,7 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mh", help="pCN / MALA and dual / primal throughput")
     p.add_argument("--dataset", default="kin8nm")
     p.add_argument("--data-home", default=None,
-                   help="folder of the UCI data sets (default: $SKFBNN_DATA_HOME)")
+                   help="folder of the UCI data sets "
+                        "(default: $SKFBNN_DATA_HOME, else fetched)")
     p.add_argument("--n", type=int, default=256)
     p.add_argument("--width", type=int, default=1024)
     p.add_argument("--chains", type=int, default=4)

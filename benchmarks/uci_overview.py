@@ -6,7 +6,8 @@ and the published anchors (``published.py``), and writes
 
 - two markdown tables per column (test log-likelihood, RMSE, 95% coverage), the samplers in
   one and the variational methods, ensembles and exact GP in the other, each with the published
-  baselines, so that each fits the width of a page (at most nine columns): one row per data set, one column per method, mean +-
+  baselines, so that each fits the width of a page (at most nine columns): one row per data
+  set, one column per method, mean +-
   standard error over the splits run (the number of splits in brackets where a method has fewer
   than the data set's standard ones);
 - a figure: one panel per data set (two rows of panels), every method's test log-likelihood
@@ -153,7 +154,7 @@ def plot(summary: dict, path: Path) -> None:
     ncols = 4
     fig, axes = plt.subplots(2, ncols, figsize=(13, 8.5), sharey=True)
     flat = axes.ravel()
-    for ax, d in zip(flat, DATASETS):
+    for ax, d in zip(flat, DATASETS, strict=False):
         for i, m in enumerate(methods):
             if (d, m) in summary:
                 mean, se, _ = summary[(d, m)]["test_ll"]
