@@ -208,9 +208,15 @@ POSTERIORS: dict[str, type[_Posterior]] = {
 }
 
 
-def block_rows(posterior: _Posterior, n_bytes: int | None = None) -> int:
+def block_rows(posterior: _Posterior, n_bytes: int | None = None,
+               row_values: int | None = None) -> int:
     """Rows per block at prediction: ``n_bytes`` (default :data:`PREDICT_BLOCK_BYTES`) over
-    what a row takes in float64 through every stored draw, twice the outputs of all layers.
+    what a row takes in float64 through every stored draw.
+
+    A row takes ``row_values`` values per draw, the outputs of every layer of the network
+    (:func:`skfbnn.nn.functional.values_per_row`: a convolution's channels times positions);
+    without it, twice the output widths of the posterior's weight matrices, which is that
+    count for an MLP (each linear layer's outputs and their activations).
 
     Examples
     --------
@@ -219,15 +225,20 @@ def block_rows(posterior: _Posterior, n_bytes: int | None = None) -> int:
     ...          "2.weight": torch.zeros(8, 25, 1, 50), "2.bias": torch.zeros(8, 25, 1)}
     >>> block_rows(Particles(draws))   # 200 draws of a 13-50-1 network
     822
+    >>> block_rows(Particles(draws), row_values=16 * 40 * 3)  # 16 channels x 40 positions x 3
+    43
     """
     n_draws = math.prod(posterior.shape)
-    widths = sum(v.shape[1] for v in posterior.start().values() if v.dim() == 3)
-    per_row = 8 * n_draws * 2 * max(widths, 1)
+    if row_values is None:
+        widths = sum(v.shape[1] for v in posterior.start().values() if v.dim() == 3)
+        row_values = 2 * widths
+    per_row = 8 * n_draws * max(row_values, 1)
     return max(1, (PREDICT_BLOCK_BYTES if n_bytes is None else n_bytes) // per_row)
 
 
 def outputs_at(posterior: _Posterior, forward: Callable[[Params, Tensor], Tensor],
-               X: Any, reduce: Callable[[Tensor, slice], Any] | None = None) -> Any:
+               X: Any, reduce: Callable[[Tensor, slice], Any] | None = None,
+               row_values: int | None = None) -> Any:
     """Network outputs of every draw of ``posterior`` at ``X``: ``(D, n, n_out)``; or, with
     ``reduce``, its summaries, computed one block of rows at a time.
 
@@ -242,12 +253,14 @@ def outputs_at(posterior: _Posterior, forward: Callable[[Params, Tensor], Tensor
         ``rows`` (a slice of ``X``'s rows) returns a Tensor, or a tuple of them, with those
         rows as its first dimension; the blocks' results are concatenated along it. Memory
         then stays within about :data:`PREDICT_BLOCK_BYTES` beside the results.
+    row_values : int, optional
+        Values one row makes through the network, per draw (see :func:`block_rows`).
     """
     first = next(iter(posterior.draws.values()))
     dtype = first.dtype if first.device.type == "mps" else torch.float64
     posterior = posterior.to(first.device, dtype)
     X = X.to(first.device, dtype) if torch.is_tensor(X) else to_tensor(X, first.device, dtype)
-    rows = block_rows(posterior)
+    rows = block_rows(posterior, row_values=row_values)
     with cpu_threads(first.device):  # as in fit: small ops, threads only contend
         if reduce is None:
             f = posterior.predict_f(forward, X, rows)

@@ -65,7 +65,7 @@ def test_outputs_at_reduces_block_by_block(particles_and_forward, monkeypatch):
 
     particles, forward, _ = particles_and_forward
     X = torch.randn(23, 4, generator=torch.Generator().manual_seed(2), dtype=F64)
-    monkeypatch.setattr(posterior_module, "block_rows", lambda posterior: 5)
+    monkeypatch.setattr(posterior_module, "block_rows", lambda posterior, **kwargs: 5)
     full = outputs_at(particles, forward, X)  # (D, n, k), the network on blocks of 5 rows
     assert full.shape == (C * S, 23, 2)
     blocks = []
@@ -95,3 +95,5 @@ def test_block_rows_bounds_the_memory_of_a_block():
     assert rows == PREDICT_BLOCK_BYTES // per_row
     assert rows * per_row <= PREDICT_BLOCK_BYTES < (rows + 1) * per_row
     assert block_rows(particles, n_bytes=1) == 1  # at least one row
+    conv = 16 * 40 * 3  # e.g. channels x positions x (conv, norm, activation)
+    assert block_rows(particles, row_values=conv) == PREDICT_BLOCK_BYTES // (8 * 400 * conv)

@@ -41,7 +41,7 @@ from ..exceptions import DivergenceError
 from ..inference.families import FAMILIES, sampler_lengths
 from ..inference.fit import build_problem, infer
 from ..inference.registry import METHODS, MethodSpec
-from ..nn.functional import init_params, make_forward
+from ..nn.functional import init_params, make_forward, values_per_row
 from ..posterior import POSTERIORS, Particles, outputs_at
 from ..priors.functional import FunctionPrior
 from ..priors.gp import GPPrior
@@ -186,8 +186,8 @@ class BayesianNetBase(BaseEstimator):
             kept = np.flatnonzero(weights > 0)
             X, yt = X[kept], yt[torch.as_tensor(kept, device=yt.device)]
         checks = self._check_fit(posterior, lambda rows: outputs_at(
-            posterior, self._forward(), rows), likelihood, X, yt, family.step_name,
-            advice=advice)
+            posterior, self._forward(), rows, row_values=self._row_values()), likelihood, X, yt,
+            family.step_name, advice=advice)
         checks["warnings"][:0] = found
         self.posterior_ = posterior
         self.prior_ = prior.gp if isinstance(prior, FunctionPrior) else None
@@ -272,7 +272,8 @@ class BayesianNetBase(BaseEstimator):
             diagnostics = chain_diagnostics(
                 result.log_post, sampler_lengths(hyper, len(Xt))[0], self.posterior_.shape,
                 len(Xt), lambda rows: self._probe_moments(
-                    outputs_at(self.posterior_, self._forward(), Xt[rows])),
+                    outputs_at(self.posterior_, self._forward(), Xt[rows],
+                               row_values=self._row_values())),
                 functional.n_escalations if functional is not None else 0)
             self._probe_X = to_numpy(Xt[diagnostics["probe_indices"]])
         else:
@@ -312,7 +313,12 @@ class BayesianNetBase(BaseEstimator):
         (:func:`skfbnn.posterior.outputs_at`)."""
         check_is_fitted(self)
         X = validate_data(self, flat_rows(self, X), reset=False, dtype=[np.float64, np.float32])
-        return outputs_at(self.posterior_, self._forward(), X, reduce)
+        return outputs_at(self.posterior_, self._forward(), X, reduce, self._row_values())
+
+    def _row_values(self) -> int | None:
+        """Values a row makes through the network (prediction's block sizes)."""
+        return values_per_row(self.network_, getattr(self, "_network_shape", None),
+                              self.n_features_in_)
 
     def __getstate__(self) -> dict[str, Any]:
         """Move every tensor to the CPU so that pickles load anywhere."""

@@ -15,7 +15,7 @@ from torch.func import functional_call, vmap
 
 from .fused import linear_tanh, tanh_readout
 
-__all__ = ["Params", "init_params", "init_rule", "fan_in", "NORM_LAYERS", "make_forward",
+__all__ = ["Params", "init_params", "init_rule", "fan_in", "NORM_LAYERS", "make_forward", "values_per_row",
            "ModuleForward", "is_plain_mlp", "readout_names", "n_batch", "index_params"]
 
 Params = dict[str, Tensor]
@@ -134,6 +134,44 @@ def make_forward(module: nn.Module, input_shape: tuple[int, ...] | None = None
     if input_shape is None and is_plain_mlp(module):
         return _batched_mlp_forward(module)
     return ModuleForward(module, input_shape)
+
+
+def values_per_row(module: nn.Module, input_shape: tuple[int, ...] | None, n_features: int
+                   ) -> int | None:
+    """Values one row makes through ``module``: the outputs of its layers, summed.
+
+    For the block sizes at prediction (:func:`skfbnn.posterior.block_rows`): counted by
+    hooks on every leaf module in one forward pass of a zero row (no gradients), shaped
+    ``input_shape``, else a flat row of ``n_features``. None for a plain MLP on flat rows,
+    whose weights give the count.
+
+    Examples
+    --------
+    >>> net = nn.Sequential(nn.Conv1d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(32, 2))
+    >>> values_per_row(net, (1, 10), 10)   # 4 x 8 twice, 32 flattened, 2 outputs
+    98
+    """
+    if input_shape is None and is_plain_mlp(module):
+        return None
+    leaves = [m for m in module.modules() if next(m.children(), None) is None] or [module]
+    counts: list[int] = []
+
+    def count(_module: nn.Module, _inputs: object, output: object) -> None:
+        if torch.is_tensor(output):
+            counts.append(output.numel())
+
+    first = next(module.parameters(), None)
+    x = torch.zeros(1, *(input_shape or (n_features,)),
+                    device=None if first is None else first.device,
+                    dtype=torch.float32 if first is None else first.dtype)
+    hooks = [m.register_forward_hook(count) for m in leaves]
+    try:
+        with torch.no_grad():
+            module(x)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return max(1, sum(counts))
 
 
 def is_plain_mlp(module: nn.Module) -> bool:

@@ -22,7 +22,7 @@ BLOCK = 7
 
 
 def _blocks(monkeypatch, rows):
-    monkeypatch.setattr(posterior_module, "block_rows", lambda posterior, n_bytes=None: rows)
+    monkeypatch.setattr(posterior_module, "block_rows", lambda posterior, **kwargs: rows)
 
 
 def _fit(est, X, y):
@@ -136,3 +136,25 @@ def test_draws_and_covariance_keep_every_row(regressor, data, monkeypatch):
     assert f.shape[:2] == (np.prod(regressor.posterior_.shape), len(X))
     _, cov = regressor.predict(X, return_cov=True)
     assert cov.shape[:2] == (len(X), len(X))
+
+
+def test_a_convolutional_network_sizes_its_blocks_by_its_activations(monkeypatch):
+    """A CNN's rows make channels x positions values per layer, which its weight matrices
+    do not show: the blocks are sized by the values counted in a forward pass."""
+    from skfbnn.nn import CNN1d
+    from skfbnn.nn.functional import values_per_row
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 12)), np.arange(30) % 3
+    est = _fit(skfbnn.SGLDClassifier(network=CNN1d, network_params={"channels": 4},
+                                     input_shape=(1, 12), random_state=0, device="cpu", **FAST),
+               X, y)
+    seen: list = []
+    real = posterior_module.block_rows
+    monkeypatch.setattr(posterior_module, "block_rows",
+                        lambda posterior, **kwargs: seen.append(kwargs) or real(posterior, **kwargs))
+    est.predict_proba(X)
+    counted = values_per_row(est.network_, (1, 12), 12)
+    assert seen and all(kw["row_values"] == counted for kw in seen)
+    weights_only = real(est.posterior_)  # the MLP rule: output widths of weight matrices
+    assert real(est.posterior_, row_values=counted) < weights_only

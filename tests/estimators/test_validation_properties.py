@@ -274,7 +274,7 @@ def test_predictions_do_not_depend_on_row_order_or_blocks(cls, query, block):
     """Also with the fitted estimator's own blocks of ``block`` rows (``block_rows``)."""
     _invariance_property(cls, query)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(posterior_module, "block_rows", lambda posterior, n_bytes=None: block)
+        patch.setattr(posterior_module, "block_rows", lambda posterior, **kwargs: block)
         blocked = _summaries(_fitted(cls), query[0])
     for got, expected in zip(blocked, _summaries(_fitted(cls), query[0]), strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-12,

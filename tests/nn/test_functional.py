@@ -163,3 +163,19 @@ def test_readout_names_are_the_last_module_holding_parameters():
     assert readout_names(CNN1d(40, 3)) == ["readout.weight", "readout.bias"]
     assert readout_names(ResidualMLP(4, 2)) == ["readout.weight", "readout.bias"]
     assert readout_names(nn.Linear(3, 1)) == ["weight", "bias"]
+
+
+def test_values_per_row_counts_every_layer_output_of_one_row():
+    from skfbnn.nn import ResidualMLP
+    from skfbnn.nn.functional import values_per_row
+
+    net = nn.Sequential(nn.Conv1d(1, 4, 3), nn.GELU(), nn.Flatten(), nn.Linear(32, 2))
+    grad = torch.is_grad_enabled()
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    assert values_per_row(net, (1, 10), 10) == 32 + 32 + 32 + 2
+    assert torch.is_grad_enabled() == grad and not net._forward_hooks
+    assert all(not m._forward_hooks for m in net.modules())  # hooks removed
+    assert all(torch.equal(before[k], v) for k, v in net.state_dict().items())
+    assert values_per_row(build_mlp(5, 1, (8, 8), "tanh"), None, 5) is None  # weights tell
+    residual = ResidualMLP(5, 2, width=8, n_blocks=1)  # embed, norm, act, linear: 8 each
+    assert values_per_row(residual, None, 5) == 4 * 8 + 2
