@@ -160,7 +160,7 @@ def test_every_gallery_example_has_committed_figures():
     examples.discard("plot_extrapolation")  # a command-line script, not a gallery example
     missing = sorted(examples - set(manifest))
     assert not missing, f"run a full build, then python docs/gallery_figures.py: {missing}"
-    for stem, entry in manifest.items():
+    for entry in manifest.values():
         for _, name in entry["figures"]:
             assert (gallery / name).exists(), name
         assert (gallery / entry["thumbnail"]).exists(), entry["thumbnail"]

@@ -43,6 +43,7 @@ from ..metrics import (
     predictive_entropy,
     reliability_curve,
 )
+from .classdata import ALL_CLASSES, DATASETS, N_CLASSES, check_id_classes, ood_data
 from .classifiers import (
     BASELINES,
     CNN_BASELINES,
@@ -50,7 +51,6 @@ from .classifiers import (
     make_classifier,
     network_spec,
 )
-from .classdata import ALL_CLASSES, DATASETS, N_CLASSES, check_id_classes, ood_data
 from .settings import SETTINGS, format_params
 from .tasks import Task, bayes_params, check_param_values, check_params_used, select_params
 

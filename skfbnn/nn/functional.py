@@ -15,8 +15,9 @@ from torch.func import functional_call, vmap
 
 from .fused import linear_tanh, tanh_readout
 
-__all__ = ["Params", "init_params", "init_rule", "fan_in", "NORM_LAYERS", "make_forward", "values_per_row",
-           "ModuleForward", "is_plain_mlp", "readout_names", "n_batch", "index_params"]
+__all__ = ["Params", "init_params", "init_rule", "fan_in", "NORM_LAYERS", "make_forward",
+           "values_per_row", "ModuleForward", "is_plain_mlp", "readout_names", "n_batch",
+           "index_params"]
 
 Params = dict[str, Tensor]
 

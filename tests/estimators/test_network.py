@@ -433,7 +433,8 @@ def test_ifbde_random_functions_leave_the_readout_and_normalisation_alone(regres
     (here LayerNorm's), each by its own initialisation variance."""
     X, y = regression_data
     est = skfbnn.IFBDERegressor(network=skfbnn.nn.ResidualMLP, network_params={"width": 6},
-                                random_function=True, random_state=0, prior_fit_iter=5, n_measurement_points=10,
+                                random_function=True, random_state=0, prior_fit_iter=5,
+                                n_measurement_points=10,
                                 **FAST_ENSEMBLE).fit(X, y)
     members = est.posterior_.flat()
     direction = {k[len("random_function.direction."):]: v for k, v in members.items()

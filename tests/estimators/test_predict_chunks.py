@@ -151,8 +151,12 @@ def test_a_convolutional_network_sizes_its_blocks_by_its_activations(monkeypatch
                X, y)
     seen: list = []
     real = posterior_module.block_rows
-    monkeypatch.setattr(posterior_module, "block_rows",
-                        lambda posterior, **kwargs: seen.append(kwargs) or real(posterior, **kwargs))
+
+    def spy(posterior, **kwargs):
+        seen.append(kwargs)
+        return real(posterior, **kwargs)
+
+    monkeypatch.setattr(posterior_module, "block_rows", spy)
     est.predict_proba(X)
     counted = values_per_row(est.network_, (1, 12), 12)
     assert seen and all(kw["row_values"] == counted for kw in seen)

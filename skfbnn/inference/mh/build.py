@@ -13,9 +13,9 @@ from ..._hyper import Param, param
 from ..._validation import Interval, StrOptions
 from ...nn.functional import Params
 from ..types import Batch, BayesProblem, Transform
+from .body import ntk_layout
 from .kernel import MHState, Proposal, evaluate, update
 from .noise import empirical_bayes_log_noise
-from .body import ntk_layout
 from .onehot import ShiftedOneHotGaussian
 from .target import FEATURES_DTYPE, WideNetTarget
 

@@ -117,9 +117,11 @@ SIGMA, LENGTH, WIDTH = 0.5, 6, 4
 KERNEL = torch.tensor([[[0.8, -0.4, 0.3, 0.5, -0.6]], [[-0.3, 0.9, 0.2, -0.7, 0.4]]], dtype=F64)
 
 
-def _fixed_features(Z, readout_scale=1.0 / math.sqrt(WIDTH)):
+def _fixed_features(Z, readout_scale=None):
     """The NTK-scaled readout features ``[sigma_w_out / sqrt(h) tanh(conv(z)), sigma_b_out]``
-    written out in NumPy (``readout_scale``: the factor in front, for the negative control)."""
+    written out in NumPy (``readout_scale``: the factor in front, for the negative control;
+    default ``1 / sqrt(WIDTH)``)."""
+    readout_scale = 1.0 / math.sqrt(WIDTH) if readout_scale is None else readout_scale
     k = KERNEL.numpy()[:, 0]
     n_pos = LENGTH - k.shape[1] + 1
     conv = np.array([[[z[j:j + k.shape[1]] @ k[c] for j in range(n_pos)]
