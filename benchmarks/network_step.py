@@ -2,11 +2,15 @@
 
 One 8-chain SGHMC step (and SGLD, fSGLD) on 256 rows of MNIST-1D (batch = the 256 rows),
 classifier at its defaults, with the built-in MLP and with :class:`skfbnn.nn.zoo.CNN1d`
-(``input_shape=(1, 40)``). A step's time is the slope ``(fit(2k) - fit(k)) / k`` of whole
-fits, so set-up and checks cancel, each fit time the minimum over the repeats (robust to
-other processes on a shared machine); the configurations alternate order between repeats.
+(``input_shape=(1, 40)``); with ``--measurement-points M ...``, fSGLD with the CNN also at
+``n_measurement_points=M`` (the default, ``"auto"``, gives 100 points on these 256 rows: every
+step runs the network on 356 rows instead of 256). A step's time is the slope
+``(fit(2k) - fit(k)) / k`` of whole fits, so set-up and checks cancel, each fit time the
+minimum over the repeats (robust to other processes on a shared machine); the configurations
+alternate order between repeats.
 
     python benchmarks/network_step.py [--data-home DIR] [--k 30 --repeats 5]
+    python benchmarks/network_step.py --measurement-points 50 25
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ def main(argv=None) -> None:
     p.add_argument("--k", type=int, default=30)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--measurement-points", type=int, nargs="*", default=[],
+                   help="also fSGLD with the CNN at these n_measurement_points")
     args = p.parse_args(argv)
     skfbnn.device.FIT_THREADS = args.threads
     home = data_home_or_fetch(args.data_home, "mnist1d")  # no folder given: download once
@@ -51,6 +57,11 @@ def main(argv=None) -> None:
                 lambda n, cls=cls, extra=extra, prior=prior: cls(
                     n_burnin=n, n_samples=1, thinning=1, min_epochs=0, batch_size=256,
                     n_chains=8, random_state=0, device="cpu", **extra, **prior))
+    for m in args.measurement_points:
+        configs[f"fsgld M={m}, cnn"] = (
+            lambda n, m=m: skfbnn.FunctionalSGLDClassifier(
+                n_burnin=n, n_samples=1, thinning=1, min_epochs=0, batch_size=256, n_chains=8,
+                random_state=0, device="cpu", prior_fit_iter=0, n_measurement_points=m, **cnn))
     print(f"torch {torch.__version__}, {args.threads} thread(s) per fit, 256 rows of "
           f"MNIST-1D, 8 chains, k = {args.k}, repeats = {args.repeats}", flush=True)
     for make in configs.values():  # warm-up
@@ -71,6 +82,9 @@ def main(argv=None) -> None:
                            ("fSGLD / SGLD, CNN", "fsgld, cnn", "sgld, cnn"),
                            ("fSGLD / SGLD, MLP", "fsgld, mlp", "sgld, mlp")):
         print(f"| {text} | {step[num] / step[den]:.2f} |")
+    for m in args.measurement_points:
+        print(f"| fSGLD M={m} / SGLD, CNN (rows {256 + m} / 256 = {(256 + m) / 256:.2f}) | "
+              f"{step[f'fsgld M={m}, cnn'] / step['sgld, cnn']:.2f} |")
 
 if __name__ == "__main__":
     main()
