@@ -58,6 +58,15 @@ Subcommands (``steps`` when none is named):
     The default network's forward and backward (eight chains, 256 rows) on one thread,
     eager against ``torch.compile``, and the compile time.
 
+``peers``
+    Microseconds per sampler step of skfbnn's SGLD (at its defaults, and with the settings
+    that leave the work of the peers: fixed prior scale and noise, identity preconditioner,
+    constant step) and SGHMC beside BlackJAX's SGLD and SGHMC (jitted, ``vmap`` over
+    chains), posteriors' SGLD and the network's forward and backward alone (JAX and torch),
+    one chain and eight, on the Boston-sized problem, interleaved in one run
+    (``speed_peers.py``; the peers come with the ``bench`` extra, and a missing one prints
+    "not installed").
+
 ``predict-memory``
     Peak resident memory (Linux) of ``predict(return_std=True)``, ``predict_proba`` or
     ``sample_y`` on ``--rows`` random rows (a million by default) with a default-size
@@ -75,6 +84,7 @@ Usage:
     python benchmarks/speed.py mh-fit --data-home ../shared/data/uci
     python benchmarks/speed.py compile
     python benchmarks/speed.py predict-memory --rows 1000000 --call predict_std
+    python benchmarks/speed.py peers --repeats 5 --k 200 --chains 1 8
 """
 
 from __future__ import annotations
@@ -82,6 +92,7 @@ from __future__ import annotations
 import argparse
 import gc
 import math
+import os
 import platform
 import sys
 import time
@@ -90,7 +101,7 @@ import warnings
 import numpy as np
 
 SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh", "mh-fit", "compile",
-               "predict-memory")
+               "predict-memory", "peers")
 
 
 def fit_seconds(est, X, y, clock=time.perf_counter) -> float:
@@ -134,6 +145,23 @@ OPTIMISERS = {"bbb": "BBBRegressor", "fbnn": "FBNNRegressor", "ifbnn": "IFBNNReg
               "ensemble": "DeepEnsembleRegressor", "ifbde": "IFBDERegressor"}
 
 
+def sampler_maker(cls: str, **params):
+    """``make(n_steps, seed)``: the sampler ``cls`` (a name in ``skfbnn``) with ``params``,
+    ``n_steps`` burn-in steps and one kept draw, no stretch to ``min_epochs`` passes."""
+    import skfbnn
+
+    est = getattr(skfbnn, cls)
+    return lambda n, r: est(n_burnin=n, n_samples=1, thinning=1, min_epochs=0, random_state=r,
+                            device="cpu", **params)
+
+
+def step_slope(make, n: int, seed: int, X, y, clock=time.perf_counter) -> float:
+    """Seconds per step: ``(t(2n) - t(n)) / n`` between fits of ``make(2n, seed)`` and
+    ``make(n, seed)``, so the one-off costs of a fit cancel."""
+    return (fit_seconds(make(2 * n, seed), X, y, clock)
+            - fit_seconds(make(n, seed), X, y, clock)) / n
+
+
 def step_configurations() -> dict:
     """``{label: (make(n_steps, seed), family)}``: every family at its defaults, the samplers
     with one chain too, and BBB on fBNN's network."""
@@ -141,13 +169,10 @@ def step_configurations() -> dict:
 
     configs = {}
     for name, cls in SAMPLERS.items():
-        est = getattr(skfbnn, cls)
         for chains in (None, 1):
             label = name if chains is None else f"{name}, 1 chain"
             extra = {} if chains is None else {"n_chains": 1}
-            configs[label] = (lambda n, r, est=est, extra=extra: est(
-                n_burnin=n, n_samples=1, thinning=1, min_epochs=0, random_state=r,
-                device="cpu", **extra), name)
+            configs[label] = (sampler_maker(cls, **extra), name)
     configs["pcnl"] = (lambda n, r: skfbnn.PCNLRegressor(
         n_burnin=n, n_samples=1, thinning=1, random_state=r, device="cpu"), "pcnl")
     for name, cls in OPTIMISERS.items():
@@ -212,8 +237,7 @@ def cmd_steps(args) -> None:
         for label in order:
             make, family = configs[label]
             n = k_mh if family == "pcnl" else k
-            slopes[label].append((fit_seconds(make(2 * n, r), X, y, clock)
-                                  - fit_seconds(make(n, r), X, y, clock)) / n)
+            slopes[label].append(step_slope(make, n, r, X, y, clock))
         print(f"repeat {r}: " + ", ".join(f"{label} {1e3 * s[-1]:.2f}"
                                           for label, s in slopes.items()), flush=True)
     print("\n| configuration | ms / step (median) | repeats | default steps (this problem) |")
@@ -660,6 +684,22 @@ def cmd_predict_memory(args) -> None:
           f"+{peak - before:.0f} MiB; {seconds:.1f} s")
 
 
+# -- peers ---------------------------------------------------------------------------------
+
+def _peers_module():
+    """``speed_peers.py`` beside this file, which holds the ``peers`` subcommand."""
+    import importlib
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    return importlib.import_module("speed_peers")
+
+
+def cmd_peers(args) -> None:
+    _peers_module().cmd_peers(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -707,6 +747,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rows", type=int, default=256)
     p.add_argument("--calls", type=int, default=300)
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("peers", help="µs per sampler step: skfbnn beside BlackJAX and "
+                                     "posteriors")
+    _peers_module().add_arguments(p)
+    p.set_defaults(func=cmd_peers)
 
     p = sub.add_parser("predict-memory", help="peak memory of a prediction on many rows")
     p.add_argument("--rows", type=int, default=1_000_000)
