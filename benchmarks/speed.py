@@ -67,6 +67,11 @@ Subcommands (``steps`` when none is named):
     (``speed_peers.py``; the peers come with the ``bench`` extra, and a missing one prints
     "not installed").
 
+``small-calls``
+    Microseconds per one-row ``predict``, ``predict_draws`` and ``predict(return_std=True)``
+    of every named regressor (its default posterior size, a short run) against
+    ``MLPRegressor.predict`` on one row, the calls taking turns (``speed_small.py``).
+
 ``predict-memory``
     Peak resident memory (Linux) of ``predict(return_std=True)``, ``predict_proba`` or
     ``sample_y`` on ``--rows`` random rows (a million by default) with a default-size
@@ -85,6 +90,7 @@ Usage:
     python benchmarks/speed.py compile
     python benchmarks/speed.py predict-memory --rows 1000000 --call predict_std
     python benchmarks/speed.py peers --repeats 5 --k 200 --chains 1 8
+    python benchmarks/speed.py small-calls
 """
 
 from __future__ import annotations
@@ -101,7 +107,7 @@ import warnings
 import numpy as np
 
 SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh", "mh-fit", "compile",
-               "predict-memory", "peers")
+               "predict-memory", "peers", "small-calls")
 
 
 def fit_seconds(est, X, y, clock=time.perf_counter) -> float:
@@ -684,20 +690,25 @@ def cmd_predict_memory(args) -> None:
           f"+{peak - before:.0f} MiB; {seconds:.1f} s")
 
 
-# -- peers ---------------------------------------------------------------------------------
+# -- peers, small-calls --------------------------------------------------------------------
 
-def _peers_module():
-    """``speed_peers.py`` beside this file, which holds the ``peers`` subcommand."""
+def _sibling(name: str):
+    """A module beside this file (``speed_peers.py``, ``speed_small.py``), which holds a
+    subcommand."""
     import importlib
 
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
-    return importlib.import_module("speed_peers")
+    return importlib.import_module(name)
 
 
 def cmd_peers(args) -> None:
-    _peers_module().cmd_peers(args)
+    _sibling("speed_peers").cmd_peers(args)
+
+
+def cmd_small_calls(args) -> None:
+    _sibling("speed_small").cmd_small_calls(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -750,8 +761,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("peers", help="µs per sampler step: skfbnn beside BlackJAX and "
                                      "posteriors")
-    _peers_module().add_arguments(p)
+    _sibling("speed_peers").add_arguments(p)
     p.set_defaults(func=cmd_peers)
+
+    p = sub.add_parser("small-calls", help="one-row predict and predict_draws of every "
+                                           "regressor against MLPRegressor.predict")
+    _sibling("speed_small").add_arguments(p)
+    p.set_defaults(func=cmd_small_calls)
 
     p = sub.add_parser("predict-memory", help="peak memory of a prediction on many rows")
     p.add_argument("--rows", type=int, default=1_000_000)

@@ -97,3 +97,29 @@ def test_block_rows_bounds_the_memory_of_a_block():
     assert block_rows(particles, n_bytes=1) == 1  # at least one row
     conv = 16 * 40 * 3  # e.g. channels x positions x (conv, norm, activation)
     assert block_rows(particles, row_values=conv) == PREDICT_BLOCK_BYTES // (8 * 400 * conv)
+
+
+def test_prediction_draws_are_kept_between_calls_and_never_pickled(monkeypatch):
+    import pickle
+
+    import skfbnn.posterior as posterior_module
+    from skfbnn.posterior import MeanFieldGaussian
+
+    gen = torch.Generator().manual_seed(0)
+    mean = {"w": torch.randn(2, 3, 4, generator=gen), "log_noise": torch.zeros(2, 1)}
+    std = {"w": torch.rand(2, 3, 4, generator=gen)}
+    eps = {"w": torch.randn(2, 5, 3, 4, generator=gen)}
+    cpu = torch.device("cpu")
+    for posterior in (Particles({"w": torch.randn(2, 5, 3, generator=gen)}),
+                      MeanFieldGaussian(mean, std, eps)):
+        kept = posterior.for_prediction(cpu, F64)
+        assert posterior.for_prediction(cpu, F64) is kept
+        expected = posterior.to(cpu, F64).draws  # made from float64 parameters
+        assert all(torch.equal(kept.draws[k], v) for k, v in expected.items())
+        assert posterior.for_prediction(cpu, torch.float32) is not kept  # another dtype
+        assert "_for_prediction" not in pickle.loads(pickle.dumps(posterior)).__dict__
+        monkeypatch.setattr(posterior_module, "PREDICT_BLOCK_BYTES", 1)  # too large to keep
+        fresh = type(posterior).__new__(type(posterior))
+        fresh.__dict__.update(pickle.loads(pickle.dumps(posterior)).__dict__)
+        assert fresh.for_prediction(cpu, F64) is not fresh.for_prediction(cpu, F64)
+        monkeypatch.undo()

@@ -193,7 +193,8 @@ class BayesianRegressorBase(BayesianNetBase):
         ``reduce``, ``reduce(f, noise, rows)`` of each block of rows (a tuple of Tensors with
         the rows first), concatenated (memory bounded, :func:`skfbnn.posterior.outputs_at`)."""
         check_is_fitted(self)
-        draws = {k: v.to(torch.float64) for k, v in self.posterior_.flat().items()}
+        first = next(iter(self.posterior_.start().values()))
+        draws = self.posterior_.for_prediction(first.device, torch.float64).flat()
         fit = ~self._constant
 
         def scaled(out: torch.Tensor, rows: slice) -> Any:
