@@ -245,7 +245,7 @@ def _run_sampler(transform, params, X, y, gen, hyper, problem=None, **kwargs) ->
     n_burnin, thinning = sampler_lengths(hyper, len(X))
     kwargs["adapt"] = _step_cap(transform, problem, X, y, gen, hyper, n_burnin,
                                 kwargs.get("measure"))
-    resample = member(getattr(problem, "prior", None), "resample")
+    resample = member(None if problem is None else problem.prior, "resample")
     if resample is not None:  # Gibbs steps of the prior's hyperparameters, whole run
         def monitor(step, state):
             if step >= n_burnin // 2 and (step + 1) % GIBBS_EVERY == 0:
@@ -260,7 +260,7 @@ def _run_sampler(transform, params, X, y, gen, hyper, problem=None, **kwargs) ->
 def _summarize_sampler(result: RunResult, hyper: dict) -> dict:
     """``step_scale``: the factor (per chain) by which the curvature cap scaled the
     step; absent when no cap was applied."""
-    scale = getattr(getattr(result.state, "preconditioner", None), "scale", None)
+    scale = member(member(result.state, "preconditioner"), "scale")
     return {} if scale is None else {"step_scale": scale.cpu().numpy()}
 
 
@@ -383,7 +383,7 @@ def _run_variational(transform, params, X, y, gen, hyper, problem=None, **kwargs
     """The optimiser run; with ``validation_fraction`` (regression with a learned noise)
     the held-out rows then raise the noise of the final ``q`` where they call for more, and
     with ``early_stopping`` ``q`` is the one whose mean fits them best."""
-    learned = member(getattr(problem, "likelihood", None), "learned")
+    learned = member(None if problem is None else problem.likelihood, "learned")
     if not hyper.get("validation_fraction", 0.0) or not learned:
         return _run_optimiser(transform, params, X, y, gen, hyper, problem, **kwargs)
     checkpoint = (dict(keep=variational_tensors, score=gaussian_fit_score)

@@ -18,7 +18,7 @@ from .families import FAMILIES
 from .progress import progress_bar
 from .registry import MethodSpec
 from .run import RunResult
-from .types import BayesProblem
+from .types import BayesProblem, member
 
 __all__ = ["Fitted", "build_problem", "infer"]
 
@@ -41,7 +41,8 @@ def build_problem(spec: MethodSpec, hyper: dict, network: torch.nn.Module, forwa
     inputs ``X`` and encoded targets ``y`` where the prior needs data (unweighted);
     ``input_shape`` is the shape of a row inside ``network`` (None: flat rows)."""
     prior = make_prior(spec.prior, hyper, X, y, n_out, gen, classification)
-    n_outputs = likelihood.n_outputs(n_out) if hasattr(likelihood, "n_outputs") else None
+    outputs = member(likelihood, "n_outputs")
+    n_outputs = None if outputs is None else outputs(n_out)
     return BayesProblem(forward, likelihood, prior, len(X), network=network,
                         sample_weight=sample_weight, n_outputs=n_outputs,
                         input_shape=input_shape)

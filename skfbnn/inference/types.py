@@ -64,12 +64,18 @@ class Prior(Protocol):
 OPTIONAL_MEMBERS: dict[str, Any] = {
     "learned": False,  # Likelihood: parameters of its own in the dictionaries
     "log_density": None,  # Likelihood: per-row held-out score (None: log_prob)
+    "n_outputs": None,  # Likelihood: network outputs for k targets (None: k)
+    "targets": None,  # Likelihood: targets of the Gaussian readout (None: y itself)
     "resample": None,  # Prior: a Gibbs step of its hyperparameters
     "gp": None,  # Prior: the fitted GP prior
     "stability_limit": None,  # Transform: the kernel's stable step times curvature
+    "base": None,  # forward: the forward a wrapped one adds to (ifBDE's random function)
+    "preconditioner": None,  # sampler state: its preconditioner (SG-MCMC)
+    "scale": None,  # preconditioner: the step factor of the curvature cap, per chain
 }
-"""The optional members of the likelihood, prior and transform contracts and their values
-for an object that does not define them: the one place they are declared."""
+"""The optional members of the likelihood, prior, transform, forward and sampler-state
+contracts and their values for an object that does not define them: the one place they
+are declared."""
 
 
 def member(obj: Any, name: str) -> Any:

@@ -42,13 +42,17 @@ def test_optional_contract_members_are_declared_once():
     from skfbnn.priors.weight import HierarchicalWeightPrior, WeightPrior
 
     assert set(OPTIONAL_MEMBERS) == {"learned", "log_density", "resample", "gp",
-                                     "stability_limit"}
+                                     "stability_limit", "n_outputs", "targets", "base",
+                                     "preconditioner", "scale"}
     assert member(object(), "learned") is False and member(None, "resample") is None
     assert member(GaussianLikelihood(None), "learned") is True
     assert member(CategoricalLikelihood(), "learned") is False
     assert member(WeightPrior(1.0), "resample") is None
     assert callable(member(HierarchicalWeightPrior(), "resample"))
     assert member(Transform(None, None), "stability_limit") is None
+    assert member(GaussianLikelihood(None), "n_outputs")(3) == 3
+    assert member(CategoricalLikelihood(), "targets") is None  # labels are the targets
+    assert member(lambda p, x: x, "base") is None  # a forward that wraps none
     problem = BayesProblem(lambda p, x: x, log_likelihood=lambda f, y, p: f.sum(),
                            log_prior=lambda p, f=None, m=None: 0.0)
     assert member(problem.likelihood, "learned") is False

@@ -72,7 +72,7 @@ from ...stats.wasserstein import (
 )
 from ..objective import log_posterior_and_measure
 from ..optim import adam_step
-from ..types import Batch, BayesProblem, Schedule, Transform
+from ..types import Batch, BayesProblem, Schedule, Transform, member
 from ..vi.ifbnn import check_functional, reduce_w2
 from .anchored import AnchoredPrior
 from .anchored import split as split_fixed
@@ -326,7 +326,7 @@ def build(
     check_functional(problem, "ifBDE")
     anchor_std = check_anchored(anchored, prior_std)
     prior = None if prior_std is None else WeightPrior(prior_std)
-    base = getattr(problem.forward, "base", problem.forward)
+    base = member(problem.forward, "base") or problem.forward
     start = partial(init, anchor_std=anchor_std)
     if random_function:
         if problem.network is None:
@@ -334,8 +334,8 @@ def build(
                              "(BayesProblem(network=...)).")
         problem.forward = randomized(base)
         prior = None if prior is None else _OwnPrior(prior)
-        per_target = problem.likelihood.n_outputs(1) if hasattr(
-            problem.likelihood, "n_outputs") else 1
+        outputs = member(problem.likelihood, "n_outputs")
+        per_target = 1 if outputs is None else outputs(1)
         n_out = problem.n_outputs  # the network's outputs; else an MLP's readout bias
         n_out = list(problem.network.parameters())[-1].shape[0] if n_out is None else n_out
         start = partial(init, network=problem.network, anchor_std=anchor_std,

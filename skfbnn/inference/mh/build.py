@@ -11,8 +11,9 @@ from torch import Tensor
 
 from ..._hyper import Param, param
 from ..._validation import Interval, StrOptions
+from ...likelihoods import GaussianLikelihood
 from ...nn.functional import Params
-from ..types import Batch, BayesProblem, Transform
+from ..types import Batch, BayesProblem, Transform, member
 from .body import ntk_layout
 from .kernel import MHState, Proposal, evaluate, update
 from .noise import empirical_bayes_log_noise
@@ -88,15 +89,15 @@ def step_hyper(step: float, step_doc: str, target: float, bounded: bool) -> tupl
 def gaussian_targets(problem: BayesProblem, y: Tensor) -> Tensor:
     """Targets ``(n, k)`` of the Gaussian likelihood (one-hot coded labels for the
     classification likelihood, which defines ``targets``)."""
-    make = getattr(problem.likelihood, "targets", None)
+    make = member(problem.likelihood, "targets")
     return make(y) if make is not None else y
 
 
 def _check_problem(problem: BayesProblem) -> None:
-    if getattr(problem, "network", None) is None:
+    if problem.network is None:
         raise ValueError("The Metropolis-Hastings samplers need problem.network (an "
                          "nn.Sequential ending in nn.Linear).")
-    if not hasattr(problem.likelihood, "log_noise"):
+    if not isinstance(problem.likelihood, (GaussianLikelihood, ShiftedOneHotGaussian)):
         raise ValueError(
             "The Metropolis-Hastings samplers need a Gaussian likelihood with one noise "
             f"level per output. Got {type(problem.likelihood).__name__}."
