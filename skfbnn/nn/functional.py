@@ -6,6 +6,7 @@ dimension (chains during sampling, stored draws at prediction time).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 
@@ -142,7 +143,8 @@ def values_per_row(module: nn.Module, input_shape: tuple[int, ...] | None, n_fea
     """Values one row makes through ``module``: the outputs of its layers, summed.
 
     For the block sizes at prediction (:func:`skfbnn.posterior.block_rows`): counted by
-    hooks on every leaf module in one forward pass of a zero row (no gradients), shaped
+    hooks on every leaf module of a float32 copy in one forward pass of a zero row (no
+    gradients; the module itself is untouched), shaped
     ``input_shape``, else a flat row of ``n_features``. None for a plain MLP on flat rows,
     whose weights give the count.
 
@@ -154,24 +156,22 @@ def values_per_row(module: nn.Module, input_shape: tuple[int, ...] | None, n_fea
     """
     if input_shape is None and is_plain_mlp(module):
         return None
-    leaves = [m for m in module.modules() if next(m.children(), None) is None] or [module]
+    probe = copy.deepcopy(module).float()  # one dtype, as the forward casts parameters and
+    # buffers to the rows' dtype (a float64 buffer beside float32 weights runs)
+    leaves = [m for m in probe.modules() if next(m.children(), None) is None] or [probe]
     counts: list[int] = []
 
     def count(_module: nn.Module, _inputs: object, output: object) -> None:
         if torch.is_tensor(output):
             counts.append(output.numel())
 
-    first = next(module.parameters(), None)
+    first = next(probe.parameters(), None)
     x = torch.zeros(1, *(input_shape or (n_features,)),
-                    device=None if first is None else first.device,
-                    dtype=torch.float32 if first is None else first.dtype)
-    hooks = [m.register_forward_hook(count) for m in leaves]
-    try:
-        with torch.no_grad():
-            module(x)
-    finally:
-        for hook in hooks:
-            hook.remove()
+                    device=None if first is None else first.device, dtype=torch.float32)
+    for leaf in leaves:
+        leaf.register_forward_hook(count)
+    with torch.no_grad():
+        probe(x)
     return max(1, sum(counts))
 
 
