@@ -182,6 +182,7 @@ class BayesianNetBase(BaseEstimator):
         if isinstance(prior, HierarchicalWeightPrior):
             prior.check_scale(family.step_name)
         self.device_, self.network_, self.likelihood_ = device, network, likelihood
+        self._values_per_row = values_per_row(network, self._network_shape, Xt.shape[1])
         if weights is not None and not (weights > 0).all():  # rows of weight 0 count nowhere
             kept = np.flatnonzero(weights > 0)
             X, yt = X[kept], yt[torch.as_tensor(kept, device=yt.device)]
@@ -316,9 +317,9 @@ class BayesianNetBase(BaseEstimator):
         return outputs_at(self.posterior_, self._forward(), X, reduce, self._row_values())
 
     def _row_values(self) -> int | None:
-        """Values a row makes through the network (prediction's block sizes)."""
-        return values_per_row(self.network_, getattr(self, "_network_shape", None),
-                              self.n_features_in_)
+        """Values a row makes through the network (prediction's block sizes), counted
+        once at fit."""
+        return self._values_per_row
 
     def __getstate__(self) -> dict[str, Any]:
         """Move every tensor to the CPU so that pickles load anywhere."""
