@@ -305,6 +305,7 @@ def cmd_driver(args) -> None:
     import skfbnn.inference.families as families
     import skfbnn.inference.mh.policy as policy
     import skfbnn.inference.run as this
+    import skfbnn.inference.sgmcmc.policy as sampling
 
     skfbnn.device.FIT_THREADS = 1
     torch.set_num_threads(1)
@@ -327,13 +328,13 @@ def cmd_driver(args) -> None:
             _null_transform(fields), {"w": torch.zeros(8, 1)}, torch.zeros(455, 13),
             torch.zeros(455, 1), torch.Generator().manual_seed(0),
             {"n_steps": 0, "batch_size": 455})
-    families.run = policy.run = capture
+    families.run = policy.run = sampling.run = capture
     for label, (make, _) in configs.items():
         try:  # long run lengths: burn-in hooks that fire once (the step cap) stay out
             make(10**6, 0).fit(X, y)
         except _Captured as call:
             calls[label] = call.args
-    families.run = policy.run = this.run
+    families.run = policy.run = sampling.run = this.run
 
     def block(label, driver):
         transform, params, Xt, yt, gen, kwargs = calls[label]

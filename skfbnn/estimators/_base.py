@@ -38,7 +38,8 @@ from ..diagnostics.advice import FitAdvice
 from ..diagnostics.fit import chain_diagnostics, optimisation_diagnostics
 from ..diagnostics.scale import scale_warnings
 from ..exceptions import DivergenceError
-from ..inference.families import FAMILIES, sampler_lengths
+from ..inference.families import FAMILIES
+from ..inference.sgmcmc.policy import sampler_lengths
 from ..inference.fit import build_problem, infer
 from ..inference.registry import METHODS, MethodSpec
 from ..nn.functional import init_params, make_forward, values_per_row

@@ -113,61 +113,6 @@ def test_min_epochs_lengthens_runs_on_large_data():
     assert FAMILIES["sgmcmc"].n_steps({"n_burnin": 5, "n_samples": 2, "thinning": 3}, 9) == 11
 
 
-def test_sampler_min_epochs_stretches_burnin_and_thinning():
-    from skfbnn.inference.families import sampler_lengths
-
-    hyper = {"n_burnin": 20, "n_samples": 4, "thinning": 5, "min_epochs": 10, "batch_size": 10}
-    assert sampler_lengths(hyper, 40) == (20, 5)  # 40 steps already cover 10 epochs
-    assert sampler_lengths(hyper, 400) == (200, 50)  # 10 epochs = 400 steps: factor 10
-    assert FAMILIES["sgmcmc"].n_steps(hyper, 400) == 400
-    assert FAMILIES["sgmcmc"].n_steps(hyper, 401) >= 401
-    assert sampler_lengths({**hyper, "min_epochs": 0}, 10**6) == (20, 5)
-
-
-def test_auto_batch_grows_so_min_epochs_fit_in_max_steps():
-    from skfbnn.inference.families import (
-        MAX_BATCH,
-        MIN_BATCH,
-        SMALL_DATA_BATCH,
-        SMALL_DATA_ROWS,
-        sampler_batch,
-        sampler_lengths,
-    )
-
-    hyper = {"n_burnin": 80, "n_samples": 4, "thinning": 5, "min_epochs": 10,
-             "max_steps": 1000, "batch_size": "auto"}
-    assert sampler_batch(hyper, 50) == SMALL_DATA_BATCH  # full batch (the stream caps it)
-    assert sampler_batch(hyper, SMALL_DATA_ROWS) == SMALL_DATA_BATCH
-    n = 100 * MIN_BATCH  # 10 passes of 64 rows: exactly 1000 steps
-    assert n > SMALL_DATA_ROWS and sampler_batch(hyper, n) == MIN_BATCH
-    assert sampler_batch(hyper, n + 100) == MIN_BATCH + 1
-    hyper["max_steps"] = 100
-    assert sampler_batch(hyper, 5000) == 500  # 10 passes of 500 rows in 100 steps
-    assert sampler_batch(hyper, 10**6) == MAX_BATCH
-    assert sampler_batch({**hyper, "max_steps": None}, 10**6) == MIN_BATCH
-    assert sampler_batch({**hyper, "batch_size": 7}, 10**6) == 7
-    # with the grown batch the run is max_steps long and covers min_epochs passes
-    n_burnin, thinning = sampler_lengths(hyper, 5000)
-    assert n_burnin + 4 * thinning == 100
-    assert FAMILIES["sgmcmc"].n_steps(hyper, 5000) * 500 >= 10 * 5000
-
-
-def test_auto_batch_reaches_the_driver(monkeypatch):
-    import skfbnn.inference.families as families
-
-    seen = {}
-
-    def fake_run(*args, **kwargs):
-        seen.update(kwargs)
-
-    monkeypatch.setattr(families, "run", fake_run)
-    hyper = {"n_burnin": 80, "n_samples": 4, "thinning": 5, "min_epochs": 10,
-             "max_steps": 100, "batch_size": "auto"}
-    X = torch.zeros(5000, 1)
-    families._run_sampler(None, None, X, X[:, 0], None, hyper)
-    assert seen["batch_size"] == 500 and seen["n_steps"] == 100
-
-
 def test_variational_run_holds_rows_out_and_sets_the_noise_on_them():
     """With ``validation_fraction`` (learned Gaussian noise) no minibatch holds a held-out
     row, and the final noise is raised to the RMS residual of exactly the rows never trained
