@@ -5,7 +5,7 @@ Subcommands (``steps`` when none is named):
 ``steps``
     Milliseconds per step of every family at its estimator defaults on the Boston-sized problem
     (455 x 13; synthetic unless ``--data-home`` is given, then the training rows of Boston's
-    split 0), and the ratios the benchmarks page quotes: fSGLD / SGLD and fSGHMC / SGHMC per
+    split 0), and the ratios the speed page quotes: fSGLD / SGLD and fSGHMC / SGHMC per
     step (one chain), 8 chains / 1 chain for the four SG-MCMC samplers, fBNN / BBB (also with
     BBB on fBNN's network), ifBNN / BBB and ifBDE / deep ensemble. The time per step is the
     slope ``(t(2k) - t(k)) / k`` between fits of ``k`` and ``2k`` steps (``n_burnin`` with one
@@ -72,6 +72,16 @@ Subcommands (``steps`` when none is named):
     of every named regressor (its default posterior size, a short run) against
     ``MLPRegressor.predict`` on one row, the calls taking turns (``speed_small.py``).
 
+``network``
+    One 8-chain SGHMC, SGLD and fSGLD step on 256 rows of MNIST-1D with the built-in MLP and
+    with :class:`skfbnn.nn.zoo.CNN1d`, and fSGLD with the CNN at other
+    ``n_measurement_points`` (``--measurement-points M ...``): slopes of whole fits
+    (``speed_network.py``).
+
+``mh-body``
+    Seconds per pCNL step of a small Conv1d body against the MLP of the same readout width,
+    and that MLP through the generic path, in interleaved rounds (``speed_mh_body.py``).
+
 ``predict-memory``
     Peak resident memory (Linux) of ``predict(return_std=True)``, ``predict_proba`` or
     ``sample_y`` on ``--rows`` random rows (a million by default) with a default-size
@@ -91,6 +101,8 @@ Usage:
     python benchmarks/speed.py predict-memory --rows 1000000 --call predict_std
     python benchmarks/speed.py peers --repeats 5 --k 200 --chains 1 8
     python benchmarks/speed.py small-calls
+    python benchmarks/speed.py network --measurement-points 75 50
+    python benchmarks/speed.py mh-body --rows 1024 --chains 8
 """
 
 from __future__ import annotations
@@ -107,7 +119,7 @@ import warnings
 import numpy as np
 
 SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh", "mh-fit", "compile",
-               "predict-memory", "peers", "small-calls")
+               "predict-memory", "peers", "small-calls", "network", "mh-body")
 
 
 def fit_seconds(est, X, y, clock=time.perf_counter) -> float:
@@ -691,11 +703,11 @@ def cmd_predict_memory(args) -> None:
           f"+{peak - before:.0f} MiB; {seconds:.1f} s")
 
 
-# -- peers, small-calls --------------------------------------------------------------------
+# -- peers, small-calls, network, mh-body ---------------------------------------------------
 
 def _sibling(name: str):
-    """A module beside this file (``speed_peers.py``, ``speed_small.py``), which holds a
-    subcommand."""
+    """A module beside this file (``speed_peers.py``, ``speed_small.py``,
+    ``speed_network.py``, ``speed_mh_body.py``), which holds a subcommand."""
     import importlib
 
     here = os.path.dirname(os.path.abspath(__file__))
@@ -710,6 +722,14 @@ def cmd_peers(args) -> None:
 
 def cmd_small_calls(args) -> None:
     _sibling("speed_small").cmd_small_calls(args)
+
+
+def cmd_network(args) -> None:
+    _sibling("speed_network").cmd_network(args)
+
+
+def cmd_mh_body(args) -> None:
+    _sibling("speed_mh_body").cmd_mh_body(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -769,6 +789,15 @@ def build_parser() -> argparse.ArgumentParser:
                                            "regressor against MLPRegressor.predict")
     _sibling("speed_small").add_arguments(p)
     p.set_defaults(func=cmd_small_calls)
+
+    p = sub.add_parser("network", help="a step of the 1-D CNN against the MLP's, and fSGLD's "
+                                       "at other measurement-set sizes")
+    _sibling("speed_network").add_arguments(p)
+    p.set_defaults(func=cmd_network)
+
+    p = sub.add_parser("mh-body", help="a pCNL step of a Conv1d body against the MLP's")
+    _sibling("speed_mh_body").add_arguments(p)
+    p.set_defaults(func=cmd_mh_body)
 
     p = sub.add_parser("predict-memory", help="peak memory of a prediction on many rows")
     p.add_argument("--rows", type=int, default=1_000_000)

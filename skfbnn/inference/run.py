@@ -32,7 +32,7 @@ SYNC_EVERY = 100
 """Steps between two read-backs of the run's values (the traces, the finiteness of the
 objective, the progress report): every other step only queues work, so that a run on an
 accelerator never waits for the device in between. On a CPU a read-back after every step cost
-the driver about 20 us a step (the benchmarks page's speed section: 32 against 13 us a step with
+the driver about 20 us a step (the speed page: 32 against 13 us a step with
 one traced value, 55 against 33 with four), one to two per cent of a small network's step."""
 SYNC_SECONDS = 1.0
 """A read-back also happens once this many seconds have passed since the last one (slow

@@ -49,7 +49,7 @@ FEATURES_DTYPE = torch.float32
 """The dtype of the features' forward and backward pass (the samplers' family builds its
 targets with it). On protein's 41 157 training rows with pCNL's defaults (four chains, two
 GELU layers of 50) a step took 0.38-0.52 s of CPU against 1.87-2.24 s with float64
-features, 0.17-0.28 of it in three pairs (the benchmarks page's speed section, one thread, a
+features, 0.17-0.28 of it in three pairs (the speed page, one thread, a
 loaded 2-core machine): PyTorch's float64 GELU is not vectorised (295 ms forward against
 11 ms in float32 on ``(4, 41157, 50)``) and the float32 products are faster. The potential
 moved by at most 4e-4 (of 1.2e4), differences between nearby states by at most 4e-4 and the

@@ -4,8 +4,8 @@ The three networks are measured side by side in one run, in interleaved rounds (
 of the rounds is reported, so a load that comes and goes hits all three alike), kernel steps
 only, as the family computes them (float64 chain, float32 features, one thread)::
 
-    python benchmarks/mh_body_speed.py                      # 256 rows, 4 chains
-    python benchmarks/mh_body_speed.py --rows 1024 --chains 8
+    python benchmarks/speed.py mh-body                      # 256 rows, 4 chains
+    python benchmarks/speed.py mh-body --rows 1024 --chains 8
 
 * ``mlp``: 40 -> 64 -> 64 -> 1, GELU, the MLP's batched path (:class:`NTKLayout`);
 * ``mlp (generic)``: the same network with its activations wrapped in a module, so that it
@@ -17,7 +17,6 @@ only, as the family computes them (float64 chain, float32 features, one thread):
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -80,14 +79,16 @@ def chain(net: nn.Sequential, X, y, n_chains: int):
     return [state], transform, batch, gen
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(parser) -> None:
+    """The ``mh-body`` subcommand's options."""
     parser.add_argument("--rows", type=int, default=256)
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--steps", type=int, default=20, help="steps per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
-    args = parser.parse_args()
+
+
+def cmd_mh_body(args) -> None:
     torch.set_num_threads(args.threads)
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(args.rows, LENGTH, generator=gen, dtype=torch.float64)
@@ -112,7 +113,3 @@ def main() -> None:
         t = statistics.median(times[name][1:])
         print(f"| {name} | {box[0].target.layout.n_hidden} | {activations[name]} | "
               f"{1e3 * t:.2f} | {t / base:.2f}x |")
-
-
-if __name__ == "__main__":
-    main()

@@ -9,13 +9,12 @@ step runs the network on 356 rows instead of 256). A step's time is the slope
 minimum over the repeats (robust to other processes on a shared machine); the configurations
 alternate order between repeats.
 
-    python benchmarks/network_step.py [--data-home DIR] [--k 30 --repeats 5]
-    python benchmarks/network_step.py --measurement-points 50 25
+    python benchmarks/speed.py network [--data-home DIR] [--k 30 --repeats 5]
+    python benchmarks/speed.py network --measurement-points 50 25
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 
 
@@ -26,7 +25,17 @@ def _fit_seconds(make, n, X, y) -> float:
     return time.perf_counter() - start
 
 
-def main(argv=None) -> None:
+def add_arguments(p) -> None:
+    """The ``network`` subcommand's options."""
+    p.add_argument("--data-home", default=None)
+    p.add_argument("--k", type=int, default=30)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--measurement-points", type=int, nargs="*", default=[],
+                   help="also fSGLD with the CNN at these n_measurement_points")
+
+
+def cmd_network(args) -> None:
     import torch
 
     import skfbnn
@@ -35,14 +44,6 @@ def main(argv=None) -> None:
     from skfbnn.datasets._fetch import data_home_or_fetch
     from skfbnn.nn.zoo import CNN1d
 
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data-home", default=None)
-    p.add_argument("--k", type=int, default=30)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--measurement-points", type=int, nargs="*", default=[],
-                   help="also fSGLD with the CNN at these n_measurement_points")
-    args = p.parse_args(argv)
     skfbnn.device.FIT_THREADS = args.threads
     home = data_home_or_fetch(args.data_home, "mnist1d")  # no folder given: download once
     X, y, _, _ = load_mnist1d(data_home=home, return_X_y=True)
@@ -85,6 +86,3 @@ def main(argv=None) -> None:
     for m in args.measurement_points:
         print(f"| fSGLD M={m} / SGLD, CNN (rows {256 + m} / 256 = {(256 + m) / 256:.2f}) | "
               f"{step[f'fsgld M={m}, cnn'] / step['sgld, cnn']:.2f} |")
-
-if __name__ == "__main__":
-    main()
