@@ -82,6 +82,11 @@ Subcommands (``steps`` when none is named):
     Seconds per pCNL step of a small Conv1d body against the MLP of the same readout width,
     and that MLP through the generic path, in interleaved rounds (``speed_mh_body.py``).
 
+``threads-work``
+    One torch thread against two per step, for an MLP step, a CNN step and a full-batch pCNL
+    step on protein, with each step's work as ``FIT_THREADS=None`` weighs it
+    (``speed_threads.py``).
+
 ``predict-memory``
     Peak resident memory (Linux) of ``predict(return_std=True)``, ``predict_proba`` or
     ``sample_y`` on ``--rows`` random rows (a million by default) with a default-size
@@ -103,6 +108,7 @@ Usage:
     python benchmarks/speed.py small-calls
     python benchmarks/speed.py network --measurement-points 75 50
     python benchmarks/speed.py mh-body --rows 1024 --chains 8
+    python benchmarks/speed.py threads-work --data-home ../shared/data
 """
 
 from __future__ import annotations
@@ -119,7 +125,8 @@ import warnings
 import numpy as np
 
 SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh", "mh-fit", "compile",
-               "predict-memory", "peers", "small-calls", "network", "mh-body")
+               "predict-memory", "peers", "small-calls", "network", "mh-body",
+               "threads-work")
 
 
 def fit_seconds(est, X, y, clock=time.perf_counter) -> float:
@@ -570,23 +577,18 @@ def cmd_mh(args) -> None:
 
 # -- mh-fit --------------------------------------------------------------------------------
 
-def cmd_mh_fit(args) -> None:
-    """Seconds per step of a Metropolis-Hastings estimator at its defaults on a UCI training
-    set (inputs standardised, as the UCI benchmarks do), timed on the estimator's own kernel
-    and starting state, and the default run length they make."""
-    import torch
-
+def mh_step(estimator: str, dataset: str, split: int, data_home: str | None):
+    """The kernel, starting state, batch and generator of a default fit of ``estimator`` (a
+    Metropolis-Hastings class name) on a UCI training set, inputs standardised as the UCI
+    benchmarks do: ``(transform, state, batch, gen, X)``, captured where the fit would run."""
     import skfbnn
     import skfbnn.inference.mh.policy as policy
     from skfbnn.datasets import load_uci_split
     from skfbnn.datasets._fetch import data_home_or_fetch
-    from skfbnn.inference.mh.policy import accept_reject_steps
 
-    torch.set_num_threads(args.threads)
-    X, _, y, _ = load_uci_split(
-        args.dataset, args.split, data_home=data_home_or_fetch(args.data_home, args.dataset))
+    X, _, y, _ = load_uci_split(dataset, split, data_home=data_home_or_fetch(data_home, dataset))
     X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
-    est = getattr(skfbnn, args.estimator)(random_state=0, device="cpu")
+    est = getattr(skfbnn, estimator)(random_state=0, device="cpu")
 
     def capture(transform, params, X, y, gen, **kwargs):
         raise _Captured(transform, params, X, y, gen, kwargs)
@@ -599,7 +601,22 @@ def cmd_mh_fit(args) -> None:
     finally:
         policy.run = real
     batch = {"x": Xt, "y": yt, "measure": None}
-    state = transform.init(params, batch, gen)
+    return transform, transform.init(params, batch, gen), batch, gen, X
+
+
+def cmd_mh_fit(args) -> None:
+    """Seconds per step of a Metropolis-Hastings estimator at its defaults on a UCI training
+    set (inputs standardised, as the UCI benchmarks do), timed on the estimator's own kernel
+    and starting state, and the default run length they make."""
+    import torch
+
+    import skfbnn
+    from skfbnn.inference.mh.policy import accept_reject_steps
+
+    torch.set_num_threads(args.threads)
+    transform, state, batch, gen, X = mh_step(args.estimator, args.dataset, args.split,
+                                              args.data_home)
+    est = getattr(skfbnn, args.estimator)()
     wall, cpu = [], []
     for _ in range(args.n_steps):
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -732,6 +749,10 @@ def cmd_mh_body(args) -> None:
     _sibling("speed_mh_body").cmd_mh_body(args)
 
 
+def cmd_threads_work(args) -> None:
+    _sibling("speed_threads").cmd_threads_work(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -798,6 +819,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mh-body", help="a pCNL step of a Conv1d body against the MLP's")
     _sibling("speed_mh_body").add_arguments(p)
     p.set_defaults(func=cmd_mh_body)
+
+    p = sub.add_parser("threads-work", help="one torch thread against two, for steps of "
+                                            "three sizes of work")
+    _sibling("speed_threads").add_arguments(p)
+    p.set_defaults(func=cmd_threads_work)
 
     p = sub.add_parser("predict-memory", help="peak memory of a prediction on many rows")
     p.add_argument("--rows", type=int, default=1_000_000)

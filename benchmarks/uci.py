@@ -3,7 +3,8 @@
 Each record is what ``skfbnn bench --dataset D --methods M --seed S`` computes for one split
 (the same pipeline, ``skfbnn.bench.configs.make_regression_pipeline``, and the same scoring,
 ``skfbnn.bench.runner.evaluate_split``; split ``k`` fitted with ``random_state = S + k``). This
-script only schedules the fits: ``--workers`` processes (one torch thread each) take
+script only schedules the fits: ``--workers`` processes (``--threads`` torch threads each,
+default one, which a fit uses as ``skfbnn.device.FIT_THREADS`` says) take
 (method, data set, split) tasks from one queue, the largest data sets first, and the parent
 appends every finished record to ``<out>/<method>.csv`` (one writer per file). A rerun skips the
 records already there, so an interrupted grid resumes. The wall time of the run is printed.
@@ -62,13 +63,13 @@ def _data(dataset: str, data_home: str | None):
 
 def _fit(task: tuple) -> dict:
     """One (method, data set, split) record, as ``skfbnn bench`` writes it."""
-    method, dataset, split, seed, params, data_home, device, count_warnings = task
+    method, dataset, split, seed, params, data_home, device, count_warnings, threads = task
     import torch
 
     from skfbnn.bench.configs import make_regression_pipeline
     from skfbnn.bench.runner import evaluate_split
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     X, y, splits = _data(dataset, data_home)
     train, test = splits[split]
     pipe = make_regression_pipeline(method, random_state=seed + split, device=device, **params)
@@ -129,6 +130,9 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                         help="override hyperparameters of every method (a variant, not the grid)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads per worker; a fit with large steps uses them "
+                             "(skfbnn.device.FIT_THREADS)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder of the record files (default: results/uci, or "
@@ -157,7 +161,7 @@ def main() -> None:
                     if files[method].exists() else set())
             wanted = range(n_splits) if args.splits is None else args.splits
             tasks += [(method, dataset, k, args.seed, params, args.data_home, args.device,
-                       args.count_warnings)
+                       args.count_warnings, args.threads)
                       for k in wanted if k not in done]
     print(f"{len(tasks)} fits to run, {args.workers} workers, records into {out}", flush=True)
     start = time.perf_counter()

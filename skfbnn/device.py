@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 import torch
@@ -22,14 +23,28 @@ __all__ = [
     "to_tensor",
     "to_numpy",
     "cpu_threads",
+    "threads_for_work",
     "FIT_THREADS",
+    "PARALLEL_WORK",
     "torch_state_kept",
 ]
 
-FIT_THREADS = 1
-"""torch CPU threads inside ``fit`` and prediction (:func:`cpu_threads`'s default). One:
-a second thread made an eight-chain sampler step 9% faster on an idle 2-core machine, and
-two fits running at once 3.5x slower (the benchmarks page, "Speed")."""
+FIT_THREADS: int | None = None
+"""torch CPU threads inside ``fit`` and prediction. None (the default): one thread, and
+for the run of a fit whose steps compute at least :data:`PARALLEL_WORK` values every
+thread torch had when the fit began (:func:`threads_for_work`); an integer: that many
+throughout. One thread for small steps: on an idle 2-core machine a second thread left an
+eight-chain SGLD step of the default MLP on 256 rows 4-28% slower and a CNN1d step 0-10%
+faster, and two fits at once ran 4.3x slower with two threads each; a full-batch pCNL step
+on protein's 41 157 rows ran 1.45-1.7x faster on two (the devices page, "Threads")."""
+
+PARALLEL_WORK = 2**24
+"""Values a step computes (rows per step x parameter sets x the values a row makes through
+the network, :func:`skfbnn.nn.functional.forward_values`) from which a fit's run uses
+every thread (:data:`FIT_THREADS` None): 16.8 million, between a CNN1d step on 256 rows with
+8 chains (3.7 million, no gain measured) and a pCNL step on protein (33 million)."""
+
+_THREADS_OUTSIDE: ContextVar[int | None] = ContextVar("threads_outside", default=None)
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -123,8 +138,9 @@ def to_numpy(tensor: torch.Tensor) -> np.ndarray:
 
 @contextmanager
 def cpu_threads(device: torch.device, n_threads: int | None = None) -> Iterator[None]:
-    """Run torch CPU ops on ``n_threads`` threads (default :data:`FIT_THREADS`) inside the
-    block, then restore.
+    """Run torch CPU ops on ``n_threads`` threads (default :data:`FIT_THREADS`, one when
+    that is None) inside the block, then restore; :func:`threads_for_work` inside the
+    block raises them for a large run.
 
     Sampler steps on small networks are dominated by per-op overhead; extra
     intra-op threads only add contention (measured: 350 SGLD steps took 7.4 s
@@ -136,11 +152,35 @@ def cpu_threads(device: torch.device, n_threads: int | None = None) -> Iterator[
         yield
         return
     previous = torch.get_num_threads()
-    torch.set_num_threads(FIT_THREADS if n_threads is None else n_threads)
+    token = _THREADS_OUTSIDE.set(None if n_threads is not None or FIT_THREADS is not None
+                                 else previous)
+    torch.set_num_threads(n_threads or FIT_THREADS or 1)
     try:
         yield
     finally:
+        _THREADS_OUTSIDE.reset(token)
         torch.set_num_threads(previous)
+
+
+def threads_for_work(values_per_step: int) -> int:
+    """Inside :func:`cpu_threads` with :data:`FIT_THREADS` None: use every thread torch had
+    before the block (its ``torch.get_num_threads()``, the user's setting or torch's default)
+    when a step computes at least :data:`PARALLEL_WORK` values, else one. Returns the
+    threads now in use; outside such a block (a GPU, a set thread count) nothing changes.
+
+    Examples
+    --------
+    >>> import torch
+    >>> with cpu_threads(torch.device("cpu")):
+    ...     small = threads_for_work(256 * 8 * 100)
+    ...     large = threads_for_work(41157 * 4 * 201)
+    >>> small, large == torch.get_num_threads()
+    (1, True)
+    """
+    outside = _THREADS_OUTSIDE.get()
+    if outside is not None:
+        torch.set_num_threads(outside if values_per_step >= PARALLEL_WORK else 1)
+    return torch.get_num_threads()
 
 
 @contextmanager

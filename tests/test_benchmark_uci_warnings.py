@@ -26,7 +26,7 @@ def uci(monkeypatch):
 def _record(uci, **params):
     task = ("sgld", "yacht", 0, 0, {"n_burnin": 5, "n_samples": 2, "thinning": 1,
                                     "min_epochs": 0, **params},
-            str(SHARED_DATA / "uci"), "cpu", True)
+            str(SHARED_DATA / "uci"), "cpu", True, 1)
     return uci._fit(task)
 
 

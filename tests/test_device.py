@@ -172,6 +172,26 @@ def test_cpu_threads_default_is_fit_threads(monkeypatch):
     assert torch.get_num_threads() == before
 
 
+def test_threads_for_work_uses_every_thread_only_for_large_steps(monkeypatch):
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)  # the user's setting: what a large run may use
+    try:
+        with cpu_threads(torch.device("cpu")):
+            assert torch.get_num_threads() == 1
+            assert dev.threads_for_work(dev.PARALLEL_WORK - 1) == 1
+            assert dev.threads_for_work(dev.PARALLEL_WORK) == 2 == torch.get_num_threads()
+            assert dev.threads_for_work(0) == 1
+        assert torch.get_num_threads() == 2
+        monkeypatch.setattr(dev, "FIT_THREADS", 1)  # a set count holds for any work
+        with cpu_threads(torch.device("cpu")):
+            assert dev.threads_for_work(10 * dev.PARALLEL_WORK) == 1
+        with cpu_threads(torch.device("cpu"), n_threads=1):
+            assert dev.threads_for_work(10 * dev.PARALLEL_WORK) == 1
+        assert dev.threads_for_work(10 * dev.PARALLEL_WORK) == 2  # outside: no change
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_cpu_threads_restores_after_an_exception():
     before = torch.get_num_threads()
     with pytest.raises(KeyError):

@@ -29,6 +29,7 @@ from ..device import (
     resolve_device,
     resolve_dtype,
     spawn_seed,
+    threads_for_work,
     to_numpy,
     to_tensor,
     torch_state_kept,
@@ -39,10 +40,10 @@ from ..diagnostics.fit import chain_diagnostics, optimisation_diagnostics
 from ..diagnostics.scale import scale_warnings
 from ..exceptions import DivergenceError
 from ..inference.families import FAMILIES
-from ..inference.sgmcmc.policy import sampler_lengths
 from ..inference.fit import build_problem, infer
 from ..inference.registry import METHODS, MethodSpec
-from ..nn.functional import init_params, make_forward, values_per_row
+from ..inference.sgmcmc.policy import sampler_lengths
+from ..nn.functional import forward_values, init_params, is_plain_mlp, make_forward
 from ..posterior import POSTERIORS, Particles, outputs_at
 from ..priors.functional import FunctionPrior
 from ..priors.gp import GPPrior
@@ -169,6 +170,11 @@ class BayesianNetBase(BaseEstimator):
         :meth:`_fit`); ``found`` are the data-scale warnings, ``advice`` the causes the
         checks' messages list."""
         prior = result = None
+        per_row = forward_values(network, self._network_shape, Xt.shape[1])
+        self._values_per_row = None if self._network_shape is None and is_plain_mlp(network) \
+            else per_row  # prediction's blocks: None, the weights' rule for a plain MLP
+        threads_for_work(family.rows_per_step(hyper, len(Xt)) * family.n_batch(hyper)
+                         * per_row)
         if n_targets:
             problem = build_problem(
                 spec, hyper, network, make_forward(network, self._network_shape), likelihood,
@@ -183,7 +189,6 @@ class BayesianNetBase(BaseEstimator):
         if isinstance(prior, HierarchicalWeightPrior):
             prior.check_scale(family.step_name)
         self.device_, self.network_, self.likelihood_ = device, network, likelihood
-        self._values_per_row = values_per_row(network, self._network_shape, Xt.shape[1])
         if weights is not None and not (weights > 0).all():  # rows of weight 0 count nowhere
             kept = np.flatnonzero(weights > 0)
             X, yt = X[kept], yt[torch.as_tensor(kept, device=yt.device)]

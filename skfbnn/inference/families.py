@@ -28,6 +28,7 @@ from .run import RunResult, run
 from .sgmcmc.policy import (
     SAMPLING,
     run_sampler,
+    sampler_batch,
     sampler_kwargs,
     sampler_steps,
     summarize_sampler,
@@ -64,6 +65,10 @@ class Family(NamedTuple):
         The parameter to lower when a run diverges.
     n_steps : callable
         ``n_steps(hyper, n_data) -> int``: the number of updates of a fit.
+    rows_per_step : callable
+        ``rows_per_step(hyper, n_data) -> int``: the rows a step evaluates for each
+        parameter set (the minibatch; every row for a full-batch run), for the threads of
+        a fit (:func:`skfbnn.device.threads_for_work`).
     summarize : callable or None
         ``summarize(result, hyper) -> dict``: the family's own entries of
         ``diagnostics_`` (e.g. acceptance rates).
@@ -78,6 +83,7 @@ class Family(NamedTuple):
     run: Callable[..., RunResult]
     step_name: str
     n_steps: Callable[[dict, int], int]
+    rows_per_step: Callable[[dict, int], int]
     summarize: Callable[[RunResult, dict], dict] | None = None
     chains: bool = False
 
@@ -159,6 +165,10 @@ def optimisation_steps(hyper: dict, n_data: int) -> int:
     return max(hyper["n_iter"], math.ceil(hyper.get("min_epochs", 0) * n_data / batch))
 
 
+def _optimiser_rows(hyper: dict, n_data: int) -> int:
+    return min(hyper["batch_size"], n_data)
+
+
 def _optimiser_kwargs(hyper: dict, n_data: int) -> dict:
     return {"learning_rate": lr_schedule(hyper["lr_schedule"], hyper["learning_rate"],
                                          optimisation_steps(hyper, n_data))}
@@ -226,13 +236,15 @@ def _run_optimiser(transform, params, X, y, gen, hyper, problem=None, pool=None,
 
 FAMILIES: dict[str, Family] = {
     "sgmcmc": Family(SAMPLING, lambda h: h["n_chains"], sampler_kwargs, run_sampler,
-                     "step_size", sampler_steps, summarize_sampler, chains=True),
+                     "step_size", sampler_steps, lambda h, n: min(sampler_batch(h, n), n),
+                     summarize_sampler, chains=True),
     "mh": Family(ACCEPT_REJECT, lambda h: h["n_chains"], lambda h, n: {}, run_accept_reject,
-                 "step_size", accept_reject_steps, summarize_accept_reject, chains=True),
+                 "step_size", accept_reject_steps, lambda h, n: n, summarize_accept_reject,
+                 chains=True),
     "vi": Family(OPTIMISATION, lambda h: 1, _optimiser_kwargs, _run_variational,
-                 "learning_rate", optimisation_steps),
+                 "learning_rate", optimisation_steps, _optimiser_rows),
     "ensemble": Family(ENSEMBLE, lambda h: h["n_estimators"], _optimiser_kwargs,
-                       _run_ensemble, "learning_rate", optimisation_steps),
+                       _run_ensemble, "learning_rate", optimisation_steps, _optimiser_rows),
 }
 """The run policies, named as the folders of their update rules. ``mh``
 (Metropolis-Hastings) is a full-batch sampler run with an ``adapt`` hook during burn-in

@@ -17,8 +17,8 @@ from torch.func import functional_call, vmap
 from .fused import linear_tanh, tanh_readout
 
 __all__ = ["Params", "init_params", "init_rule", "fan_in", "NORM_LAYERS", "make_forward",
-           "values_per_row", "ModuleForward", "is_plain_mlp", "readout_names", "n_batch",
-           "index_params"]
+           "values_per_row", "forward_values", "ModuleForward", "is_plain_mlp", "readout_names",
+           "n_batch", "index_params"]
 
 Params = dict[str, Tensor]
 
@@ -156,6 +156,19 @@ def values_per_row(module: nn.Module, input_shape: tuple[int, ...] | None, n_fea
     """
     if input_shape is None and is_plain_mlp(module):
         return None
+    return forward_values(module, input_shape, n_features)
+
+
+def forward_values(module: nn.Module, input_shape: tuple[int, ...] | None, n_features: int
+                   ) -> int:
+    """The count of :func:`values_per_row` for any module, a plain MLP's included.
+
+    Examples
+    --------
+    >>> net = nn.Sequential(nn.Linear(13, 50), nn.Tanh(), nn.Linear(50, 1))
+    >>> forward_values(net, None, 13)   # 50 twice, 1 output
+    101
+    """
     probe = copy.deepcopy(module).float()  # one dtype, as the forward casts parameters and
     # buffers to the rows' dtype (a float64 buffer beside float32 weights runs)
     leaves = [m for m in probe.modules() if next(m.children(), None) is None] or [probe]

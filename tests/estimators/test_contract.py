@@ -531,6 +531,36 @@ def test_grid_search_in_parallel(regression_data):
     assert_array_equal(search.predict(X), direct.predict(X))
 
 
+@pytest.mark.parametrize("limit, inside", [(16 * 2 * 101, 2), (16 * 2 * 101 + 1, 1)],
+                         ids=["large", "small"])
+def test_a_fit_uses_every_thread_for_large_steps_only(monkeypatch, regression_data, limit,
+                                                      inside):
+    """The work of a step is its rows x parameter sets x values per row (here 16 rows, 2
+    chains, 50 + 50 + 1 values of the default network): from ``PARALLEL_WORK`` on the run
+    uses every thread torch had before the fit, else one; the user's count is restored."""
+    import skfbnn.device as dev
+    import skfbnn.estimators._base as base
+
+    X, y = regression_data
+    seen = []
+    real = base.infer
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(base, "infer", spy)
+    monkeypatch.setattr(dev, "PARALLEL_WORK", limit)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        make(skfbnn.SGLDRegressor, n_chains=2, batch_size=16).fit(X, y)
+        after = torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [inside] and after == 2
+
+
 # ------------------------------------------------------------------ devices
 @all_estimators
 def test_cpu_device(cls, data):
