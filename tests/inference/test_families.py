@@ -178,3 +178,17 @@ def test_variational_early_stopping_keeps_the_q_whose_mean_fits_the_held_out_row
     final = FAMILIES["vi"].run(transform, params, X, y, torch.Generator(),
                                          {**hyper, "early_stopping": False}, problem=problem)
     assert final.state.mean["w"].item() == 5.0
+
+
+def test_rows_per_step_is_the_batch_each_family_evaluates():
+    """What a step evaluates per parameter set (the threads of a fit weigh it): the
+    samplers' minibatch (``"auto"`` resolved), every row for Metropolis-Hastings, the
+    optimisers' minibatch; never more than the data."""
+    sampler = {"batch_size": "auto", "min_epochs": 200, "max_steps": 20000}
+    assert FAMILIES["sgmcmc"].rows_per_step(sampler, 1000) == 256
+    assert FAMILIES["sgmcmc"].rows_per_step(sampler, 100) == 100
+    assert FAMILIES["sgmcmc"].rows_per_step({**sampler, "batch_size": 32}, 10**6) == 32
+    assert FAMILIES["mh"].rows_per_step({}, 41157) == 41157
+    for name in ("vi", "ensemble"):
+        assert FAMILIES[name].rows_per_step({"batch_size": 64}, 1000) == 64
+        assert FAMILIES[name].rows_per_step({"batch_size": 64}, 10) == 10
