@@ -151,14 +151,15 @@ def cpu_threads(device: torch.device, n_threads: int | None = None) -> Iterator[
     if device.type != "cpu":
         yield
         return
-    previous = torch.get_num_threads()
-    token = _THREADS_OUTSIDE.set(None if n_threads is not None or FIT_THREADS is not None
-                                 else previous)
-    torch.set_num_threads(n_threads or FIT_THREADS or 1)
-    try:
+    previous, token = torch.get_num_threads(), None
+    try:  # an interrupt anywhere in here leaves neither the threads nor the variable set
+        token = _THREADS_OUTSIDE.set(None if n_threads is not None or FIT_THREADS is not None
+                                     else previous)
+        torch.set_num_threads(n_threads or FIT_THREADS or 1)
         yield
     finally:
-        _THREADS_OUTSIDE.reset(token)
+        if token is not None:
+            _THREADS_OUTSIDE.reset(token)
         torch.set_num_threads(previous)
 
 

@@ -161,7 +161,8 @@ def values_per_row(module: nn.Module, input_shape: tuple[int, ...] | None, n_fea
 
 def forward_values(module: nn.Module, input_shape: tuple[int, ...] | None, n_features: int
                    ) -> int:
-    """The count of :func:`values_per_row` for any module, a plain MLP's included.
+    """The count of :func:`values_per_row` for any module, a plain MLP's included (counted
+    from its layers' widths, without a forward pass).
 
     Examples
     --------
@@ -169,6 +170,12 @@ def forward_values(module: nn.Module, input_shape: tuple[int, ...] | None, n_fea
     >>> forward_values(net, None, 13)   # 50 twice, 1 output
     101
     """
+    if input_shape is None and is_plain_mlp(module):
+        widths, width = 0, n_features
+        for layer in module:  # an element-wise activation keeps the width
+            width = layer.out_features if isinstance(layer, nn.Linear) else width
+            widths += width
+        return max(1, widths)
     probe = copy.deepcopy(module).float()  # one dtype, as the forward casts parameters and
     # buffers to the rows' dtype (a float64 buffer beside float32 weights runs)
     leaves = [m for m in probe.modules() if next(m.children(), None) is None] or [probe]

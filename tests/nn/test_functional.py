@@ -179,3 +179,15 @@ def test_values_per_row_counts_every_layer_output_of_one_row():
     assert values_per_row(build_mlp(5, 1, (8, 8), "tanh"), None, 5) is None  # weights tell
     residual = ResidualMLP(5, 2, width=8, n_blocks=1)  # embed, norm, act, linear: 8 each
     assert values_per_row(residual, None, 5) == 4 * 8 + 2
+
+
+def test_forward_values_of_a_plain_mlp_is_what_the_hooks_count():
+    """A plain MLP's count comes from its widths (no forward pass at fit); the same as the
+    hooks count on the same layers wrapped so that the shortcut does not apply."""
+    import torch.nn as nn
+
+    from skfbnn.nn.functional import forward_values
+
+    mlp = build_mlp(5, 2, (8, 6), "tanh")
+    wrapped = nn.Sequential(nn.Sequential(*mlp))  # not a plain MLP: counted by hooks
+    assert forward_values(mlp, None, 5) == forward_values(wrapped, None, 5) == 8 + 8 + 6 + 6 + 2
