@@ -159,9 +159,9 @@ def test_a_convolutional_network_sizes_its_blocks_by_its_activations(monkeypatch
     monkeypatch.setattr(posterior_module, "block_rows", spy)
 
     def recount(*args):  # counted once at fit: a predict never copies the module again
-        raise AssertionError("values_per_row called at predict")
+        raise AssertionError("the values were counted again at predict")
 
-    monkeypatch.setattr("skfbnn.estimators._base.values_per_row", recount)
+    monkeypatch.setattr("skfbnn.estimators._base.forward_values", recount)
     est.predict_proba(X)
     counted = values_per_row(est.network_, (1, 12), 12)
     assert seen and all(kw["row_values"] == counted for kw in seen)
