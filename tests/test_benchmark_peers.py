@@ -14,8 +14,12 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 @pytest.fixture(scope="module")
 def table():
+    import skfbnn.device
+
     with pytest.MonkeyPatch.context() as mp:
         mp.syspath_prepend(str(BENCHMARKS))
+        # the benchmark sets the package's thread count: restored for the other tests
+        mp.setattr(skfbnn.device, "FIT_THREADS", skfbnn.device.FIT_THREADS)
         import speed
         import speed_peers
 
@@ -60,6 +64,9 @@ def test_posteriors_row(table):
 
 
 def test_missing_peer_prints_not_installed(monkeypatch, capsys):
+    import skfbnn.device
+
+    monkeypatch.setattr(skfbnn.device, "FIT_THREADS", skfbnn.device.FIT_THREADS)  # restored
     """A peer whose import fails prints "not installed" and the rest runs."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import speed

@@ -173,6 +173,7 @@ def test_cpu_threads_default_is_fit_threads(monkeypatch):
 
 
 def test_threads_for_work_uses_every_thread_only_for_large_steps(monkeypatch):
+    monkeypatch.setattr(dev, "FIT_THREADS", None)  # the default, whatever ran before
     before = torch.get_num_threads()
     torch.set_num_threads(2)  # the user's setting: what a large run may use
     try:

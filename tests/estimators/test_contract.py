@@ -551,6 +551,7 @@ def test_a_fit_uses_every_thread_for_large_steps_only(monkeypatch, regression_da
 
     monkeypatch.setattr(base, "infer", spy)
     monkeypatch.setattr(dev, "PARALLEL_WORK", limit)
+    monkeypatch.setattr(dev, "FIT_THREADS", None)  # the default, whatever ran before
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
