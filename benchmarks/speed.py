@@ -124,9 +124,8 @@ import warnings
 
 import numpy as np
 
-SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh", "mh-fit", "compile",
-               "predict-memory", "peers", "small-calls", "network", "mh-body",
-               "threads-work")
+OWN_SUBCOMMANDS = ("steps", "driver", "fit", "threads", "device", "mh", "mh-fit", "compile",
+                   "predict-memory")
 
 
 def fit_seconds(est, X, y, clock=time.perf_counter) -> float:
@@ -720,37 +719,30 @@ def cmd_predict_memory(args) -> None:
           f"+{peak - before:.0f} MiB; {seconds:.1f} s")
 
 
-# -- peers, small-calls, network, mh-body ---------------------------------------------------
+# -- subcommands that live in modules beside this one -----------------------------------------
+
+SIBLINGS = {
+    "peers": ("speed_peers", "µs per sampler step: skfbnn beside BlackJAX and posteriors"),
+    "small-calls": ("speed_small", "one-row predict and predict_draws of every regressor "
+                                   "against MLPRegressor.predict"),
+    "network": ("speed_network", "a step of the 1-D CNN against the MLP's, and fSGLD's at "
+                                 "other measurement-set sizes"),
+    "mh-body": ("speed_mh_body", "a pCNL step of a Conv1d body against the MLP's"),
+    "threads-work": ("speed_threads", "one torch thread against two, for steps of three "
+                                      "sizes of work"),
+}
+"""Subcommand -> (module beside this file, help). Each module has ``add_arguments(parser)``
+and ``run(args)``."""
+
 
 def _sibling(name: str):
-    """A module beside this file (``speed_peers.py``, ``speed_small.py``,
-    ``speed_network.py``, ``speed_mh_body.py``), which holds a subcommand."""
+    """A module beside this file, which holds a subcommand (:data:`SIBLINGS`)."""
     import importlib
 
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
     return importlib.import_module(name)
-
-
-def cmd_peers(args) -> None:
-    _sibling("speed_peers").cmd_peers(args)
-
-
-def cmd_small_calls(args) -> None:
-    _sibling("speed_small").cmd_small_calls(args)
-
-
-def cmd_network(args) -> None:
-    _sibling("speed_network").cmd_network(args)
-
-
-def cmd_mh_body(args) -> None:
-    _sibling("speed_mh_body").cmd_mh_body(args)
-
-
-def cmd_threads_work(args) -> None:
-    _sibling("speed_threads").cmd_threads_work(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -801,29 +793,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calls", type=int, default=300)
     p.set_defaults(func=cmd_compile)
 
-    p = sub.add_parser("peers", help="µs per sampler step: skfbnn beside BlackJAX and "
-                                     "posteriors")
-    _sibling("speed_peers").add_arguments(p)
-    p.set_defaults(func=cmd_peers)
-
-    p = sub.add_parser("small-calls", help="one-row predict and predict_draws of every "
-                                           "regressor against MLPRegressor.predict")
-    _sibling("speed_small").add_arguments(p)
-    p.set_defaults(func=cmd_small_calls)
-
-    p = sub.add_parser("network", help="a step of the 1-D CNN against the MLP's, and fSGLD's "
-                                       "at other measurement-set sizes")
-    _sibling("speed_network").add_arguments(p)
-    p.set_defaults(func=cmd_network)
-
-    p = sub.add_parser("mh-body", help="a pCNL step of a Conv1d body against the MLP's")
-    _sibling("speed_mh_body").add_arguments(p)
-    p.set_defaults(func=cmd_mh_body)
-
-    p = sub.add_parser("threads-work", help="one torch thread against two, for steps of "
-                                            "three sizes of work")
-    _sibling("speed_threads").add_arguments(p)
-    p.set_defaults(func=cmd_threads_work)
+    for name, (module_name, help_text) in SIBLINGS.items():
+        module = _sibling(module_name)
+        p = sub.add_parser(name, help=help_text)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
 
     p = sub.add_parser("predict-memory", help="peak memory of a prediction on many rows")
     p.add_argument("--rows", type=int, default=1_000_000)
@@ -868,7 +842,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help"):
+    if not argv or argv[0] not in (*OWN_SUBCOMMANDS, *SIBLINGS, "-h", "--help"):
         argv.insert(0, "steps")
     args = build_parser().parse_args(argv)
     warnings.simplefilter("ignore")  # short runs: R-hat, ESS and convergence warnings

@@ -88,7 +88,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--threads", type=int, default=1)
 
 
-def cmd_mh_body(args) -> None:
+def run(args) -> None:
     torch.set_num_threads(args.threads)
     gen = torch.Generator().manual_seed(0)
     X = torch.randn(args.rows, LENGTH, generator=gen, dtype=torch.float64)

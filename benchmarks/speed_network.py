@@ -101,7 +101,7 @@ def add_arguments(p) -> None:
                    help="also fSGLD with the CNN at these n_measurement_points")
 
 
-def cmd_network(args) -> None:
+def run(args) -> None:
     import torch
 
     import skfbnn

@@ -452,7 +452,7 @@ def _single_thread_jax(threads: int) -> None:
                                    "intra_op_parallelism_threads=1")
 
 
-def cmd_peers(args) -> None:
+def run(args) -> None:
     import torch
     from speed import boston, boston_sized_problem
 

@@ -57,7 +57,7 @@ def per_call(fn, calls: int) -> float:
     return (time.perf_counter() - start) / calls
 
 
-def cmd_small_calls(args) -> None:
+def run(args) -> None:
     import torch
     from sklearn.neural_network import MLPRegressor
     from speed import boston_sized_problem

@@ -47,7 +47,7 @@ def _fit_times(make, X, y, threads: int, k: int) -> tuple[float, float]:
     return times[0], times[1]
 
 
-def cmd_threads_work(args) -> None:
+def run(args) -> None:
     import torch
     from speed import boston_sized_problem, mh_step
 
