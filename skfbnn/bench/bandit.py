@@ -1,37 +1,22 @@
-"""The Mushroom contextual bandit (Blundell et al. 2015) with Thompson sampling.
+"""The Mushroom contextual bandit (Blundell et al. 2015) with Thompson sampling, as a
+``skfbnn bench`` task.
 
-At every step a mushroom is drawn uniformly at random from the 8124 rows; the
-agent sees its 117 one-hot features and eats it or rejects it. Eating an edible
-mushroom gives +5; eating a poisonous one -35 with probability ``p`` and +5
-otherwise; rejecting gives 0. The oracle eats exactly the edible mushrooms
-(+5 or 0), and the regret of a step is the oracle's reward minus the agent's
-(``regret``; ``expected_regret`` replaces the agent's reward by its expectation
-given the mushroom, which removes the coin's noise). The draws of mushrooms
-and coins depend only on the seed, so every method of a seed meets the same
-sequence.
-
-Agents model the reward of a (context, action) pair, the action one-hot encoded
-after the 117 features, with a regressor trained on the most recent
-``buffer_size`` (4096) tuples in minibatches of ``batch_size`` (64), updated
-every ``update_every`` (64) steps; before the first update every agent acts
-uniformly at random. Thompson sampling takes one posterior draw per decision,
-uniformly among the fitted model's stored draws (``predict_draws``): a sampler's
-kept chain states, a mean-field method's draws from its variational posterior,
-an ensemble's members; the action is the one with the larger reward under that
-draw. Baselines: ``uniform`` (random actions), ``greedy`` (a scikit-learn
-``MLPRegressor(hidden_layer_sizes=(50, 50))`` trained by ``partial_fit`` on random
-minibatches of the buffer, taking the action of larger predicted reward) and ``oracle``.
+The environment and its loop are in :mod:`skfbnn.bench.bandit_env`, the agents in
+:mod:`skfbnn.bench.bandit_policies`. Agents learn from the most recent ``buffer_size``
+(4096) tuples in minibatches of ``batch_size`` (64), updated every ``update_every`` (64)
+steps; before the first update every agent acts uniformly at random. Baselines: ``uniform``
+(random actions), ``greedy`` (a scikit-learn ``MLPRegressor(hidden_layer_sizes=(50, 50))``
+trained by ``partial_fit`` on random minibatches of the buffer, taking the action of larger
+predicted reward) and ``oracle``.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
-
+from .bandit_env import check_run, expected_rewards, mushroom_rewards, oracle_rewards, run_bandit
+from .bandit_policies import GreedyMLPPolicy, OraclePolicy, ThompsonPolicy, UniformPolicy
 from .settings import SETTINGS, format_params
 from .tasks import Task, bayes_params, check_param_values, check_params_used, select_params
 
@@ -39,7 +24,6 @@ __all__ = ["BanditTask", "mushroom_rewards", "expected_rewards", "oracle_rewards
            "run_bandit", "UniformPolicy", "OraclePolicy", "GreedyMLPPolicy",
            "ThompsonPolicy", "BANDIT_BUDGET", "WARM_UPDATE", "BASELINES", "summary_markdown"]
 
-EAT, REJECT = 1, 0
 BASELINES = ("uniform", "greedy", "oracle")
 
 BANDIT_BUDGET = {
@@ -59,204 +43,6 @@ WARM_UPDATE = {
     "mh": dict(n_burnin=50, n_samples=20, thinning=5),
 }
 """Run length of a warm-started update (after the first fit): 200 steps."""
-GREEDY_STEPS = (1000, 200)
-"""Minibatch steps of the greedy MLP at its first update and at every later one."""
-
-
-# ----------------------------------------------------------------- environment
-def mushroom_rewards(edible: np.ndarray, actions: np.ndarray, unlucky: np.ndarray) -> np.ndarray:
-    """Rewards of ``actions`` (1 eat, 0 reject) on mushrooms of class ``edible`` (bool);
-    ``unlucky`` (bool) says whether eating a poisonous one costs -35 rather than +5.
-
-    Examples
-    --------
-    >>> mushroom_rewards(np.array([1, 0, 0, 0]), np.array([1, 1, 1, 0]),
-    ...                  np.array([1, 1, 0, 1])).tolist()
-    [5.0, -35.0, 5.0, 0.0]
-    """
-    edible, unlucky = np.asarray(edible, bool), np.asarray(unlucky, bool)
-    eat = np.where(edible, 5.0, np.where(unlucky, -35.0, 5.0))
-    return np.where(np.asarray(actions) == EAT, eat, 0.0)
-
-
-def expected_rewards(edible: np.ndarray, actions: np.ndarray, p: float) -> np.ndarray:
-    """Expected reward of ``actions`` given the mushrooms' classes: eating a poisonous one
-    is worth ``-35 p + 5 (1 - p)``.
-
-    Examples
-    --------
-    >>> expected_rewards(np.array([1, 0, 0]), np.array([1, 1, 0]), 0.5).tolist()
-    [5.0, -15.0, 0.0]
-    """
-    edible = np.asarray(edible, bool)
-    eat = np.where(edible, 5.0, -35.0 * p + 5.0 * (1.0 - p))
-    return np.where(np.asarray(actions) == EAT, eat, 0.0)
-
-
-def oracle_rewards(edible: np.ndarray) -> np.ndarray:
-    """The oracle's rewards: +5 for an edible mushroom (eaten), 0 for a poisonous one."""
-    return np.where(np.asarray(edible, bool), 5.0, 0.0)
-
-
-def _encode(contexts: np.ndarray) -> np.ndarray:
-    """Every context with each action appended one-hot: rows ``2 i + a``."""
-    m = len(contexts)
-    X = np.repeat(contexts, 2, axis=0)
-    actions = np.tile(np.eye(2), (m, 1))
-    return np.hstack([X, actions])
-
-
-def _inputs(contexts: np.ndarray, actions: np.ndarray) -> np.ndarray:
-    return np.hstack([contexts, np.eye(2)[np.asarray(actions, int)]])
-
-
-# ----------------------------------------------------------------- policies
-class UniformPolicy:
-    """Eat or reject with probability one half."""
-
-    def act(self, contexts, rng, edible=None) -> np.ndarray:
-        return rng.integers(0, 2, size=len(contexts))
-
-    def update(self, X, y, rng) -> None:
-        return None
-
-
-class OraclePolicy(UniformPolicy):
-    """Eat exactly the edible mushrooms (it is told which)."""
-
-    def act(self, contexts, rng, edible=None) -> np.ndarray:
-        return np.asarray(edible, int)
-
-
-class GreedyMLPPolicy(UniformPolicy):
-    """A plain MLP regressor of the reward, always taking the action it predicts best.
-
-    Trained by ``partial_fit`` (Adam, continuing from its previous state) on
-    ``steps[0]`` random minibatches of the buffer at the first update and
-    ``steps[1]`` at every later one.
-    """
-
-    def __init__(self, random_state: int, batch_size: int = 64, steps=GREEDY_STEPS):
-        from sklearn.neural_network import MLPRegressor
-
-        self.model = MLPRegressor(hidden_layer_sizes=(50, 50), random_state=random_state)
-        self.batch_size, self.steps, self.n_fits = batch_size, steps, 0
-
-    def act(self, contexts, rng, edible=None) -> np.ndarray:
-        if not self.n_fits:
-            return super().act(contexts, rng)
-        values = self.model.predict(_encode(contexts)).reshape(len(contexts), 2)
-        return values.argmax(axis=1)
-
-    def update(self, X, y, rng) -> None:
-        n_steps = self.steps[0] if not self.n_fits else self.steps[1]
-        for _ in range(n_steps):
-            rows = rng.integers(0, len(X), size=min(self.batch_size, len(X)))
-            self.model.partial_fit(X[rows], y[rows])
-        self.n_fits += 1
-
-
-class ThompsonPolicy(UniformPolicy):
-    """Thompson sampling from a skfbnn regressor of the reward.
-
-    Every fit from scratch runs ``budget``; with ``warm_start`` every fit after
-    the first continues from the previous one's final state and runs ``update``.
-    One stored draw per decision, uniformly at random.
-    """
-
-    def __init__(self, method: str, random_state: int, budget: dict, update: dict,
-                 warm_start: bool = False, device: str = "cpu"):
-        from ..estimators import BayesianNetRegressor
-
-        self.model = BayesianNetRegressor(method=method, method_params=dict(budget),
-                                          random_state=random_state, device=device)
-        self.random_state, self.update_budget, self.warm_start = random_state, update, warm_start
-        self.n_fits = 0
-
-    def act(self, contexts, rng, edible=None) -> np.ndarray:
-        if not self.n_fits:
-            return super().act(contexts, rng)
-        f, _ = self.model.predict_draws(_encode(contexts))
-        f = np.asarray(f).reshape(f.shape[0], len(contexts), 2)
-        draw = rng.integers(0, f.shape[0], size=len(contexts))  # one draw per decision
-        return f[draw, np.arange(len(contexts))].argmax(axis=1)
-
-    def update(self, X, y, rng) -> None:
-        if self.n_fits and self.warm_start:
-            params = {**self.model.method_params, **self.update_budget}
-            self.model.set_params(warm_start=True, method_params=params)  # the warm-start switch
-        else:
-            self.model.set_params(random_state=self.random_state + 7919 * self.n_fits)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # short runs: convergence warnings expected
-            self.model.fit(X, y)
-        self.n_fits += 1
-
-
-# ----------------------------------------------------------------- the loop
-def _check_run(p: float, **counts: int) -> None:
-    for name, value in counts.items():
-        if not (isinstance(value, (int, np.integer)) and value >= 1):
-            raise ValueError(f"{name} must be a positive int. Got {value!r}.")
-    if not (isinstance(p, (int, float, np.number)) and 0 <= p <= 1):
-        raise ValueError(f"p must lie in [0, 1]. Got {p!r}.")
-
-
-def run_bandit(policy, contexts: np.ndarray, edible: np.ndarray, *, horizon: int,
-               p: float = 0.5, seed: int = 0, buffer_size: int = 4096,
-               update_every: int = 64, curve_every: int = 64) -> dict[str, Any]:
-    """Run ``policy`` for ``horizon`` steps on the mushrooms ``contexts`` / ``edible``.
-
-    Returns
-    -------
-    result : dict
-        ``regret``, ``expected_regret``, ``reward``, ``oracle_reward`` (totals),
-        ``eaten``, ``poisonous_eaten``, ``fit_time`` (seconds in ``update``),
-        ``n_updates`` and ``curve``: ``(step, cumulative regret, cumulative
-        expected regret)`` every ``curve_every`` steps and at the end, and
-        ``actions`` (one per step).
-    """
-    _check_run(horizon=horizon, buffer_size=buffer_size, update_every=update_every,
-               curve_every=curve_every, p=p)
-    env = np.random.default_rng([seed, 0])  # the same for every method of a seed
-    rows = env.integers(0, len(contexts), size=horizon)
-    unlucky = env.random(horizon) < p
-    agent = np.random.default_rng([seed, 1])
-    edible = np.asarray(edible, bool)
-    actions = np.empty(horizon, dtype=int)
-    rewards = np.empty(horizon)
-    buf_X = np.empty((0, contexts.shape[1] + 2))
-    buf_y = np.empty(0)
-    fit_time, n_updates = 0.0, 0
-    for start in range(0, horizon, update_every):
-        block = slice(start, min(start + update_every, horizon))
-        ctx, ed = contexts[rows[block]], edible[rows[block]]
-        a = np.asarray(policy.act(ctx, agent, edible=ed), dtype=int)
-        actions[block] = a
-        rewards[block] = mushroom_rewards(ed, a, unlucky[block])
-        buf_X = np.vstack([buf_X, _inputs(ctx, a)])[-buffer_size:]
-        buf_y = np.concatenate([buf_y, rewards[block]])[-buffer_size:]
-        if block.stop < horizon:
-            tic = time.perf_counter()
-            policy.update(buf_X, buf_y, agent)
-            fit_time += time.perf_counter() - tic
-            n_updates += 1
-    ed_all = edible[rows]
-    oracle = oracle_rewards(ed_all)
-    regret = np.cumsum(oracle - rewards)
-    expected = np.cumsum(oracle - expected_rewards(ed_all, actions, p))
-    steps = sorted({*range(curve_every, horizon + 1, curve_every), horizon})
-    return {
-        "regret": float(regret[-1]), "expected_regret": float(expected[-1]),
-        "reward": float(rewards.sum()), "oracle_reward": float(oracle.sum()),
-        "eaten": int(np.sum(actions == EAT)),
-        "poisonous_eaten": int(np.sum((actions == EAT) & ~ed_all)),
-        "fit_time": fit_time, "n_updates": n_updates,
-        "curve": [(s, float(regret[s - 1]), float(expected[s - 1])) for s in steps],
-        "actions": actions,
-    }
-
-
 # ----------------------------------------------------------------- the task
 def _supports_warm_start() -> bool:
     from ..estimators import BayesianNetRegressor
@@ -307,7 +93,7 @@ class BanditTask(Task):
         if warm_start not in ("auto", "on", "off"):
             raise ValueError(f"warm_start must be 'auto', 'on' or 'off'. Got {warm_start!r}.")
         self.n_seeds = 3 if n_seeds is None else n_seeds
-        _check_run(horizon=horizon, buffer_size=buffer_size, update_every=update_every,
+        check_run(horizon=horizon, buffer_size=buffer_size, update_every=update_every,
                    curve_every=curve_every, n_seeds=self.n_seeds, p=p)
         self.data_home, self.seed, self.horizon, self.p = data_home, seed, horizon, float(p)
         self.buffer_size, self.update_every, self.curve_every = (buffer_size, update_every,
