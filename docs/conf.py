@@ -120,8 +120,8 @@ if REPOSITORY_URL:
 # Pages without sub-pages get no (empty) section navigation on the left: the width goes to
 # the tables.
 html_sidebars = {page: [] for page in (
-    "index", "changelog", "getting_started", "choosing", "benchmarks", "experiments", "faq",
-    "glossary", "citing")}
+    "index", "changelog", "getting_started", "choosing", "benchmarks", "experiments", "bandit",
+    "faq", "glossary", "citing")}
 html_context = {"default_mode": "light"}
 
 # -- Gallery -----------------------------------------------------------------
@@ -231,11 +231,11 @@ def _quote_docstring(app, what, name, obj, options, lines):
 
 # -- Pages written elsewhere ---------------------------------------------------
 #
-# The benchmarks page, "Choosing a method" and the experiments page are written with the
+# The benchmarks page, "Choosing a method" and the experiments and bandit pages are written with the
 # benchmark suite. Where one does not exist, its toctree entry and the links to it are dropped
 # (the link text stays), so that the site still builds with -W.
 
-OPTIONAL_PAGES = ("benchmarks", "choosing", "experiments", "user_guide/datasets")
+OPTIONAL_PAGES = ("benchmarks", "choosing", "experiments", "bandit", "user_guide/datasets")
 
 # Pages that moved into the user guide: links to their old names keep working.
 MOVED_PAGES = {"user_guide.md": "user_guide/index.md", "mh.md": "user_guide/mh.md"}
