@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .tables import format_cell, format_summary, summarize
+
 __all__ = ["relative_to_uniform", "summary_markdown", "warm_start_table"]
 
 
@@ -26,7 +28,6 @@ def relative_to_uniform(records: Sequence[dict]) -> list[dict]:
 def summary_markdown(records: Sequence[dict], order: Sequence[str] = ()) -> str:
     """Cumulative regret (realised and expected), regret relative to uniform (%) and fit
     time per (p, horizon, method, warm start); mean ± standard error over seeds."""
-    from .report import format_summary, summarize
 
     rows = relative_to_uniform(records)
     columns = ("regret", "expected_regret", "relative_regret", "poisonous_eaten", "fit_time")
@@ -52,7 +53,6 @@ def warm_start_table(records: Sequence[dict]) -> str | None:
     |---|---|---|---|---|---|
     | 0.5 | 8 | sgld | 2 | -3.0 ± 1.0 | -2.5 ± 0.5 |
     """
-    from .report import format_cell
 
     index = {(r["p"], r["horizon"], r["method"], r["seed"], r["warm_start"]): r
              for r in records}

@@ -52,6 +52,7 @@ from .classifiers import (
     network_spec,
 )
 from .settings import SETTINGS, format_params
+from .tables import format_cell, format_summary, summarize
 from .tasks import Task, bayes_params, check_param_values, check_params_used, select_params
 
 __all__ = ["ClassificationTask", "draw_probabilities", "apply_shift", "classification_metrics",
@@ -329,7 +330,6 @@ def _setting(r: dict) -> str:
 def summary_markdown(records: Sequence[dict], order: Sequence[str] = ()) -> str:
     """The OOD table (clean rows) and, where there are shift rows, accuracy and ECE per
     shift setting; mean ± standard error over repetitions."""
-    from .report import format_cell, format_summary, summarize
 
     clean = [r for r in records if r["shift"] == "none"]
     columns = ("accuracy", "log_loss", "brier", "ece", "auroc_entropy", "auroc_mi",
