@@ -112,9 +112,28 @@ def resolve_dtype(dtype: str) -> torch.dtype:
         raise ValueError(f"dtype must be 'float32' or 'float64'. Got {dtype!r}.") from None
 
 
-def spawn_seed(random_state: None | int | np.random.RandomState) -> int:
-    """Draw one integer seed from a scikit-learn ``random_state``."""
-    return int(check_random_state(random_state).randint(0, 2**31 - 1))
+def spawn_seed(random_state: None | int | np.random.RandomState, continued: int = 0) -> int:
+    """Draw one integer seed from a scikit-learn ``random_state``.
+
+    ``continued`` counts the warm-started fits before this one (``warm_start``): the
+    ``k``-th continuation gets a seed of its own, derived from the first fit's and ``k``,
+    so that a run continued from a previous fit draws fresh noise and minibatches rather
+    than repeating the previous fit's (with an integer ``random_state`` the stream would
+    otherwise restart identically at every fit), and the whole sequence of fits is still
+    reproducible.
+
+    Examples
+    --------
+    >>> spawn_seed(0) == spawn_seed(0), spawn_seed(0) == spawn_seed(0, continued=1)
+    (True, False)
+    >>> spawn_seed(0, continued=1) == spawn_seed(0, continued=1)
+    True
+    """
+    seed = int(check_random_state(random_state).randint(0, 2**31 - 1))
+    if not continued:
+        return seed
+    state = np.random.SeedSequence([seed, int(continued)]).generate_state(1)[0]
+    return int(state) & (2**31 - 1)
 
 
 def make_generator(seed: int, device: torch.device) -> torch.Generator:

@@ -137,7 +137,9 @@ class BayesianNetBase(BaseEstimator):
         spec, hyper = self._spec_and_hyper()
         family = FAMILIES[spec.family]
         device, dtype = resolve_device(self.device), resolve_dtype(self.dtype)
-        gen = make_generator(spawn_seed(self.random_state), device)
+        # a warm-started fit continues the random stream too: fresh noise and minibatches
+        continued = 0 if previous is None else self.__dict__.get("_n_continued", 0) + 1
+        gen = make_generator(spawn_seed(self.random_state, continued), device)
         Xt = to_tensor(X, device, dtype)
         yt, n_targets = self._encode_target(y, device, dtype, weights)
         likelihood = self._make_likelihood(spec, hyper)
@@ -152,6 +154,7 @@ class BayesianNetBase(BaseEstimator):
         params.update(likelihood.init_params(n_batch, n_targets, device, dtype))
         if previous is not None:  # warm_start: continue from the previous fit
             params = _continued(params, previous.start())
+        self._n_continued = continued
         found, advice = self._advice(X, y, spec, hyper)
         # Validated: the previous fit goes, so that a failed run leaves no draws of it to
         # be combined with this fit's scaling or classes at predict time.
