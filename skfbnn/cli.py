@@ -304,8 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "digits) and the baseline cnn_ensemble (five plain CNNs)")
     ban = bench.add_argument_group("bandit task")
     ban.add_argument("--horizon", type=int, default=50000, help="steps (default 50000)")
-    ban.add_argument("--p", type=float, default=0.5,
-                     help="probability that a poisonous mushroom eaten costs -35 (default 0.5)")
+    ban.add_argument("--p", default="0.5",
+                     help="probability that a poisonous mushroom eaten costs -35, or several "
+                          "comma-separated (e.g. 0.4,0.5,0.6: a cell each; default 0.5)")
     ban.add_argument("--buffer-size", type=int, default=4096)
     ban.add_argument("--update-every", type=int, default=64)
     ban.add_argument("--curve-every", type=int, default=64)

@@ -277,6 +277,8 @@ BAD_BENCH = [
     (["--task", "bandit", "--curve-every", "-3"], "--curve-every must be a positive int"),
     (["--task", "bandit", "--p", "2"], "--p must lie in [0, 1]"),
     (["--task", "bandit", "--p", "nan"], "--p must lie in [0, 1]"),
+    (["--task", "bandit", "--p", "0.4,x"], "--p must lie in [0, 1]. Got x"),
+    (["--task", "bandit", "--p", "0.4,0.4"], "--p lists a probability twice"),
     (["--n-jobs", "0"], "--n-jobs must be a positive int or -1"),
     (["--threads", "0"], "--threads must be a positive int"),
     (["--methods", "sgld", "--set", "n_burnin=-5"], "'n_burnin' parameter of --set (sgld)"),
@@ -463,6 +465,14 @@ def _parses(text: str, kind) -> bool:
     return True
 
 
+def _probabilities(text: str) -> bool:
+    """Whether ``--p`` would take ``text``: distinct comma-separated numbers in [0, 1]."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    values = [float(t) for t in items if _parses(t, float)]
+    return (bool(items) and len(values) == len(items) and len(set(values)) == len(values)
+            and all(0 <= v <= 1 for v in values))
+
+
 TEXT = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=8)
 COUNTS = ["--n-splits", "--horizon", "--buffer-size", "--update-every", "--curve-every",
           "--threads"]
@@ -475,7 +485,7 @@ BAD_VALUES = st.one_of(
     st.tuples(st.just([]), st.sampled_from([*COUNTS, "--n-jobs", "--seed"]),
               TEXT.filter(lambda t: not _parses(t, int))),
     st.tuples(st.just([]), st.just("--p"),
-              st.one_of(TEXT.filter(lambda t: not _parses(t, float)),
+              st.one_of(TEXT.filter(lambda t: not _probabilities(t)),
                         st.floats().filter(lambda p: not 0 <= p <= 1).map(repr))),
     st.tuples(st.just([]), st.just("--methods"),
               st.text("abcdefgilmnsu_, ", max_size=12).filter(

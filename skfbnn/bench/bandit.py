@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from .bandit_env import check_run, expected_rewards, mushroom_rewards, oracle_rewards, run_bandit
 from .bandit_policies import GreedyMLPPolicy, OraclePolicy, ThompsonPolicy, UniformPolicy
 from .settings import SETTINGS, format_params
@@ -62,8 +64,9 @@ class BanditTask(Task):
     n_seeds : int, default=3
         Seeds ``seed, seed + 1, ...``; each is one run of every method.
     horizon : int, default=50000
-    p : float, default=0.5
-        Probability that eating a poisonous mushroom costs -35.
+    p : float or sequence of float, default=0.5
+        Probability that eating a poisonous mushroom costs -35; with several, a cell for
+        each (in the order given, every method and seed at one ``p`` before the next).
     warm_start : {"auto", "on", "off"}, default="auto"
         Whether updates continue from the previous fit (``"auto"``: when the
         estimators take a ``warm_start`` parameter).
@@ -93,9 +96,14 @@ class BanditTask(Task):
         if warm_start not in ("auto", "on", "off"):
             raise ValueError(f"warm_start must be 'auto', 'on' or 'off'. Got {warm_start!r}.")
         self.n_seeds = 3 if n_seeds is None else n_seeds
-        check_run(horizon=horizon, buffer_size=buffer_size, update_every=update_every,
-                   curve_every=curve_every, n_seeds=self.n_seeds, p=p)
-        self.data_home, self.seed, self.horizon, self.p = data_home, seed, horizon, float(p)
+        ps = [p] if isinstance(p, (int, float, np.number)) else list(p)
+        if not ps:
+            raise ValueError("p must be a probability or a non-empty sequence of them. Got [].")
+        for value in ps:
+            check_run(horizon=horizon, buffer_size=buffer_size, update_every=update_every,
+                       curve_every=curve_every, n_seeds=self.n_seeds, p=value)
+        self.data_home, self.seed, self.horizon = data_home, seed, horizon
+        self.ps = tuple(float(value) for value in ps)
         self.buffer_size, self.update_every, self.curve_every = (buffer_size, update_every,
                                                                  curve_every)
         self.device = device
@@ -131,10 +139,10 @@ class BanditTask(Task):
                 "curve_every": self.curve_every, "params": format_params(params)}
 
     def cells(self) -> list[dict]:
-        return [{"task": self.name, "dataset": "mushroom", "p": self.p, "horizon": self.horizon,
+        return [{"task": self.name, "dataset": "mushroom", "p": p, "horizon": self.horizon,
                  "method": m, "warm_start": self._warm_label(m), "seed": self.seed + k,
                  **self.settings(m)}
-                for m in self.methods for k in range(self.n_seeds)]
+                for p in self.ps for m in self.methods for k in range(self.n_seeds)]
 
     def budgets(self, method: str) -> tuple[dict, dict]:
         """The scratch and warm-update run lengths of a registry method."""
@@ -167,7 +175,7 @@ class BanditTask(Task):
         X, y = load_mushroom(data_home=data_home, return_X_y=True)
         tic = time.perf_counter()
         result = run_bandit(self.policy(cell["method"], cell["seed"]), X, y,
-                            horizon=self.horizon, p=self.p, seed=cell["seed"],
+                            horizon=self.horizon, p=cell["p"], seed=cell["seed"],
                             buffer_size=self.buffer_size, update_every=self.update_every,
                             curve_every=self.curve_every)
         wall = time.perf_counter() - tic

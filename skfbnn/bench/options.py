@@ -55,6 +55,31 @@ def split_list(value: str | None) -> list[str]:
     return [v.strip() for v in (value or "").split(",") if v.strip()]
 
 
+def _probabilities(value: str | float) -> list[float]:
+    """``--p``: one probability or several, comma-separated, each in [0, 1], no repeats.
+
+    Examples
+    --------
+    >>> _probabilities("0.4, 0.5,0.6"), _probabilities(0.5)
+    ([0.4, 0.5, 0.6], [0.5])
+    """
+    items = split_list(value) if isinstance(value, str) else [value]
+    out = []
+    for item in items:
+        try:
+            p = float(item)
+        except ValueError:
+            p = float("nan")
+        if not 0 <= p <= 1:
+            raise UsageError(f"--p must lie in [0, 1]. Got {item}.")
+        out.append(p)
+    if not out:
+        raise UsageError(f"--p must lie in [0, 1]. Got {value!r}.")
+    if len(set(out)) != len(out):
+        raise UsageError(f"--p lists a probability twice. Got {value}.")
+    return out
+
+
 def _unknown(option: str, name: str, valid: Sequence[str]) -> UsageError:
     close = difflib.get_close_matches(name, valid, n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else "."
@@ -162,8 +187,7 @@ def check_bench_args(args: argparse.Namespace) -> None:
         if getattr(args, option) < 1:
             raise UsageError(f"--{option.replace('_', '-')} must be a positive int. Got "
                              f"{getattr(args, option)}.")
-    if not 0 <= args.p <= 1:
-        raise UsageError(f"--p must lie in [0, 1]. Got {args.p}.")
+    args.p = _probabilities(args.p)
     if task != "csv":
         for option in ("data", "target"):
             if getattr(args, option) is not None:

@@ -49,3 +49,19 @@ def test_warm_start_switch_follows_the_estimators():
             BanditTask(["sgld"], warm_start="on")
     with pytest.raises(ValueError, match="method must be one of"):
         BanditTask(["thompson"])
+
+
+@needs_mushroom
+def test_several_p_make_a_cell_each_and_each_cell_runs_its_p():
+    task = BanditTask(["uniform", "oracle"], data_home=SHARED_DATA, n_seeds=2, horizon=64,
+                      p=[0.6, 0.4])
+    cells = task.cells()
+    assert [(c["p"], c["method"], c["seed"]) for c in cells] == [
+        (p, m, s) for p in (0.6, 0.4) for m in ("uniform", "oracle") for s in (0, 1)]
+    # the coin's probability reaches the run: always eating costs more at the larger p
+    eat = BanditTask(["uniform"], data_home=SHARED_DATA, n_seeds=1, horizon=64, p=[0.0, 1.0])
+    expected = {c["p"]: eat.run_cell(c)["records"][0]["expected_regret"] for c in eat.cells()}
+    assert expected[1.0] > expected[0.0]
+    for bad in ([], [0.5, 2.0]):
+        with pytest.raises(ValueError, match="p"):
+            BanditTask(["uniform"], p=bad)
