@@ -180,7 +180,7 @@ class BanditTask(Task):
                             curve_every=self.curve_every)
         wall = time.perf_counter() - tic
         keys = ("regret", "expected_regret", "reward", "oracle_reward", "eaten",
-                "poisonous_eaten", "n_updates", "fit_time")
+                "poisonous_eaten", "n_updates", "failed_updates", "fit_time")
         record = {**cell, **{k: result[k] for k in keys}, "wall_time": wall}
         curves = [{**cell, "step": s, "regret": r, "expected_regret": e}
                   for s, r, e in result["curve"]]
@@ -190,7 +190,8 @@ class BanditTask(Task):
         r = records[0]
         return (f"bandit p={r['p']:g} {r['method']} (warm start {r['warm_start']}) seed "
                 f"{r['seed']}: regret {r['regret']:.0f} expected {r['expected_regret']:.0f} "
-                f"after {r['horizon']} steps, fit {r['fit_time']:.1f}s")
+                f"after {r['horizon']} steps, fit {r['fit_time']:.1f}s"
+                + (f", {r['failed_updates']} failed updates" if r["failed_updates"] else ""))
 
 
 from .bandit_summary import (  # noqa: E402,F401  (the tables, importable from here)

@@ -86,14 +86,18 @@ def run_bandit(policy, contexts: np.ndarray, edible: np.ndarray, *, horizon: int
                update_every: int = 64, curve_every: int = 64) -> dict[str, Any]:
     """Run ``policy`` for ``horizon`` steps on the mushrooms ``contexts`` / ``edible``.
 
+    ``policy`` has ``act(contexts, rng, edible)``, ``update(X, y, rng)`` and a count
+    ``failed_updates``, as :class:`~skfbnn.bench.bandit_policies.UniformPolicy` and its
+    subclasses do.
+
     Returns
     -------
     result : dict
         ``regret``, ``expected_regret``, ``reward``, ``oracle_reward`` (totals),
         ``eaten``, ``poisonous_eaten``, ``fit_time`` (seconds in ``update``),
-        ``n_updates`` and ``curve``: ``(step, cumulative regret, cumulative
-        expected regret)`` every ``curve_every`` steps and at the end, and
-        ``actions`` (one per step).
+        ``n_updates``, ``failed_updates`` (the policy's updates whose fit failed),
+        ``curve``: ``(step, cumulative regret, cumulative expected regret)`` every
+        ``curve_every`` steps and at the end, and ``actions`` (one per step).
     """
     check_run(horizon=horizon, buffer_size=buffer_size, update_every=update_every,
                curve_every=curve_every, p=p)
@@ -130,7 +134,7 @@ def run_bandit(policy, contexts: np.ndarray, edible: np.ndarray, *, horizon: int
         "reward": float(rewards.sum()), "oracle_reward": float(oracle.sum()),
         "eaten": int(np.sum(actions == EAT)),
         "poisonous_eaten": int(np.sum((actions == EAT) & ~ed_all)),
-        "fit_time": fit_time, "n_updates": n_updates,
+        "fit_time": fit_time, "n_updates": n_updates, "failed_updates": policy.failed_updates,
         "curve": [(s, float(regret[s - 1]), float(expected[s - 1])) for s in steps],
         "actions": actions,
     }

@@ -10,10 +10,12 @@ is the one with the larger reward under that draw.
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
 
+from ..exceptions import DivergenceError
 from .bandit_env import encode_actions
 
 __all__ = ["UniformPolicy", "OraclePolicy", "GreedyMLPPolicy", "ThompsonPolicy",
@@ -25,6 +27,9 @@ GREEDY_STEPS = (1000, 200)
 
 class UniformPolicy:
     """Eat or reject with probability one half."""
+
+    failed_updates = 0
+    """Updates whose fit failed (a policy that fits a model counts them)."""
 
     def act(self, contexts, rng, edible=None) -> np.ndarray:
         return rng.integers(0, 2, size=len(contexts))
@@ -73,7 +78,9 @@ class ThompsonPolicy(UniformPolicy):
 
     Every fit from scratch runs ``budget``; with ``warm_start`` every fit after
     the first continues from the previous one's final state and runs ``update``.
-    One stored draw per decision, uniformly at random.
+    One stored draw per decision, uniformly at random. An update whose fit diverges
+    (:class:`~skfbnn.exceptions.DivergenceError`) is counted in ``failed_updates`` and the
+    policy keeps acting on the previous fit (at random before the first).
     """
 
     def __init__(self, method: str, random_state: int, budget: dict, update: dict,
@@ -99,7 +106,14 @@ class ThompsonPolicy(UniformPolicy):
             self.model.set_params(warm_start=True, method_params=params)  # the warm-start switch
         else:
             self.model.set_params(random_state=self.random_state + 7919 * self.n_fits)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # short runs: convergence warnings expected
-            self.model.fit(X, y)
+        previous = copy.deepcopy(self.model) if self.n_fits else None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # short runs: convergence warnings expected
+                self.model.fit(X, y)
+        except DivergenceError:
+            self.failed_updates += 1
+            if previous is not None:
+                self.model = previous
+            return
         self.n_fits += 1

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from skfbnn.bench.bandit_env import expected_rewards, mushroom_rewards, oracle_rewards, run_bandit
-from skfbnn.bench.bandit_policies import OraclePolicy
+from skfbnn.bench.bandit_policies import OraclePolicy, UniformPolicy
 
 
 def test_reward_model():
@@ -21,7 +21,7 @@ def test_reward_model():
     assert oracle_rewards(edible).tolist() == [5, 5, 0, 0, 0, 0]
 
 
-class Scripted:
+class Scripted(UniformPolicy):
     """Eats always (or never) and remembers what it saw and what it was trained on."""
 
     def __init__(self, eat):
