@@ -730,6 +730,8 @@ SIBLINGS = {
     "mh-body": ("speed_mh_body", "a pCNL step of a Conv1d body against the MLP's"),
     "threads-work": ("speed_threads", "one torch thread against two, for steps of three "
                                       "sizes of work"),
+    "warm-refit": ("speed_warm", "a warm-started update of the bandit's size, with the GP "
+                                 "prior carried over and built anew"),
 }
 """Subcommand -> (module beside this file, help). Each module has ``add_arguments(parser)``
 and ``run(args)``."""

@@ -160,18 +160,22 @@ class BayesianNetBase(BaseEstimator):
         # be combined with this fit's scaling or classes at predict time.
         self.__dict__.pop("posterior_", None)
         try:
-            return self._run_and_check(X, Xt, yt, n_targets, spec, hyper, family, network,
-                                       likelihood, params, weights, gen, device, found, advice)
+            return self._run_and_check(
+                X, Xt, yt, n_targets, spec, hyper, family, network, likelihood, params,
+                weights, gen, device, found, advice,
+                prior_start=None if previous is None else self.__dict__.get("prior_"))
         except DivergenceError as err:  # say what was measured that bears on it
             if advice.measured() and err.args and isinstance(err.args[0], str):
                 err.args = (f"{err.args[0]} {advice.measured()}", *err.args[1:])
             raise
 
     def _run_and_check(self, X, Xt, yt, n_targets, spec, hyper, family, network, likelihood,
-                       params, weights, gen, device, found, advice) -> BayesianNetBase:
+                       params, weights, gen, device, found, advice, prior_start=None
+                       ) -> BayesianNetBase:
         """Build and run the problem, store and check the result (the second half of
         :meth:`_fit`); ``found`` are the data-scale warnings, ``advice`` the causes the
-        checks' messages list."""
+        checks' messages list, ``prior_start`` the previous fit's GP prior to start the
+        prior's fit from (``warm_start``)."""
         prior = result = None
         per_row = forward_values(network, self._network_shape, Xt.shape[1])
         self._values_per_row = None if self._network_shape is None and is_plain_mlp(network) \
@@ -184,7 +188,7 @@ class BayesianNetBase(BaseEstimator):
                 Xt, yt, n_targets,
                 gen, classification=self._task == "classification",
                 sample_weight=None if weights is None else to_tensor(weights, device, Xt.dtype),
-                input_shape=self._network_shape)
+                input_shape=self._network_shape, prior_start=prior_start)
             prior = problem.prior
             result, posterior = infer(spec, hyper, problem, params, Xt, yt, gen, self.verbose)
         else:  # nothing to learn (regression: every target column is constant)

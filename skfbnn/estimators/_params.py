@@ -76,8 +76,10 @@ COMMON = [
        "Start the next ``fit`` from this fit's final state (each chain's last draw, the "
        "variational means, the members) instead of a fresh initialisation, and run the "
        "step counts then set (e.g. a shorter burn-in or fewer steps for an update on new "
-       "rows). The shapes must match: same features, outputs or classes, network and "
-       "number of chains or members. Each continued fit draws from a generator of its own "
+       "rows). A GP prior's marginal-likelihood fit starts from the previous fit's prior "
+       "(kernel, mean, noise), unless the kernel changed. The shapes must match: same "
+       "features, outputs or classes, network and number of chains or members. Each "
+       "continued fit draws from a generator of its own "
        "(seeded from ``random_state`` and the number of fits it continues), so an update "
        "draws fresh noise and minibatches, reproducibly."),
 ]

@@ -34,13 +34,15 @@ def build_problem(spec: MethodSpec, hyper: dict, network: torch.nn.Module, forwa
                   likelihood, X: torch.Tensor, y: torch.Tensor, n_out: int,
                   gen: torch.Generator, classification: bool,
                   sample_weight: torch.Tensor | None = None,
-                  input_shape: tuple[int, ...] | None = None) -> BayesProblem:
+                  input_shape: tuple[int, ...] | None = None,
+                  prior_start=None) -> BayesProblem:
     """The model of method ``spec``: the network's ``forward``, the likelihood (weighted
     by ``sample_weight``, one per row) and the prior
     (:func:`skfbnn.priors.build.make_prior`) on ``n_out`` outputs, fitted to the training
     inputs ``X`` and encoded targets ``y`` where the prior needs data (unweighted);
-    ``input_shape`` is the shape of a row inside ``network`` (None: flat rows)."""
-    prior = make_prior(spec.prior, hyper, X, y, n_out, gen, classification)
+    ``input_shape`` is the shape of a row inside ``network`` (None: flat rows);
+    ``prior_start`` a previous fit's GP prior to start the GP's fit from (``warm_start``)."""
+    prior = make_prior(spec.prior, hyper, X, y, n_out, gen, classification, start=prior_start)
     outputs = member(likelihood, "n_outputs")
     n_outputs = None if outputs is None else outputs(n_out)
     return BayesProblem(forward, likelihood, prior, len(X), network=network,

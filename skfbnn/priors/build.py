@@ -7,7 +7,7 @@ import torch
 
 from ..device import float64_device
 from .functional import FunctionalPrior, FunctionPrior
-from .gp import GPPrior, make_kernel
+from .gp import GPPrior, make_kernel, same_form
 from .measurement import MeasurementSampler
 from .params import measurement_points
 from .weight import HierarchicalWeightPrior, WeightPrior
@@ -16,7 +16,7 @@ __all__ = ["make_prior", "context_points", "absolute_nugget"]
 
 
 def make_prior(kind: str, hyper: dict, X: torch.Tensor, y: torch.Tensor, n_out: int,
-               gen: torch.Generator, classification: bool):
+               gen: torch.Generator, classification: bool, start: GPPrior | None = None):
     """The prior object of ``kind`` for training inputs ``X`` and encoded targets ``y``.
 
     Parameters
@@ -38,6 +38,9 @@ def make_prior(kind: str, hyper: dict, X: torch.Tensor, y: torch.Tensor, n_out: 
         The fit's generator.
     classification : bool
         Fit the GP to Dirichlet-transformed labels rather than to targets.
+    start : GPPrior, optional
+        A previous fit's GP prior (``warm_start``): the GP's fit starts from its values
+        rather than from the median heuristic (:meth:`GPPrior.fit`).
 
     Examples
     --------
@@ -57,9 +60,14 @@ def make_prior(kind: str, hyper: dict, X: torch.Tensor, y: torch.Tensor, n_out: 
     if kind != "function":
         raise ValueError(f"prior kind must be 'weight', 'function' or 'ntk'. Got {kind!r}.")
     X64 = X.to(float64_device(X.device), torch.float64)
-    gp = GPPrior(make_kernel(hyper["kernel"], X64, n_out), n_out,
-                 constant_mean=hyper["prior_mean"] == "constant").to(X64.device)
-    gp.fit(X64, y, hyper["prior_fit_iter"], gen, classification=classification)
+    def new_gp(heuristic: bool) -> GPPrior:
+        kernel = make_kernel(hyper["kernel"], X64, n_out, heuristic=heuristic)
+        return GPPrior(kernel, n_out, hyper["prior_mean"] == "constant").to(X64.device)
+
+    gp = new_gp(heuristic=False) if start is not None and hyper["prior_fit_iter"] > 0 else None
+    if gp is None or not same_form(gp, start):  # no start, or of another form: afresh
+        gp, start = new_gp(heuristic=True), None
+    gp.fit(X64, y, hyper["prior_fit_iter"], gen, classification=classification, start=start)
     sampler = MeasurementSampler(
         X, measurement_points(hyper["n_measurement_points"], len(X)),
         hyper["measurement_train_fraction"], hyper["measurement_margin"],

@@ -21,7 +21,8 @@ from torch import Tensor
 
 from ..stats.gaussian import NotPSDError, jittered_cholesky
 
-__all__ = ["KERNELS", "GPPrior", "dense_kernel", "make_kernel", "median_lengthscale"]
+__all__ = ["KERNELS", "GPPrior", "dense_kernel", "make_kernel", "median_lengthscale",
+           "same_form"]
 
 KERNELS = ("rbf", "matern12", "matern32", "matern52", "linear", "periodic")
 _MAX_FIT_POINTS = 1000
@@ -30,22 +31,37 @@ _FTOL, _GTOL = 1e-4, 1e-5
 
 
 def median_lengthscale(X: Tensor) -> Tensor:
-    """Per-feature median absolute pairwise distance times ``sqrt(d)`` (fBNN's rule)."""
-    Xs = X[: min(len(X), 500)]
-    diff = (Xs.unsqueeze(0) - Xs.unsqueeze(1)).abs().reshape(-1, X.shape[1])
-    med = diff.median(0).values * X.shape[1] ** 0.5
+    """Per-feature median absolute pairwise distance times ``sqrt(d)`` (fBNN's rule), over
+    the ordered pairs of the first 500 rows (the diagonal's zeros included).
+
+    The differences are laid out feature by feature, so that each median runs over
+    contiguous memory (half the time of a median down the columns of the pairs-by-features
+    matrix, the same values).
+
+    Examples
+    --------
+    >>> X = torch.tensor([[0.0, 1.0], [2.0, 1.0], [6.0, 1.0]])
+    >>> [round(v, 4) for v in median_lengthscale(X).tolist()]  # 2 sqrt(2); constant: 1
+    [2.8284, 1.0]
+    """
+    rows = X[: min(len(X), 500)].T.contiguous()  # (d, m)
+    diff = (rows.unsqueeze(-1) - rows.unsqueeze(-2)).abs_().reshape(X.shape[1], -1)
+    med = diff.median(-1).values * X.shape[1] ** 0.5
     return torch.where(med < 1e-6, torch.ones_like(med), med)
 
 
 def make_kernel(
-    kernel: None | str | gpytorch.kernels.Kernel, X: Tensor, n_out: int
+    kernel: None | str | gpytorch.kernels.Kernel, X: Tensor, n_out: int,
+    heuristic: bool = True,
 ) -> gpytorch.kernels.Kernel:
     """Build the prior kernel from the ``kernel`` parameter.
 
     ``None`` and ``"rbf"`` give ``ScaleKernel(RBFKernel(ard_num_dims=d))`` with
     median-heuristic lengthscales; the Matérn strings likewise; ``"linear"``
     and ``"periodic"`` the corresponding gpytorch kernels. A kernel instance
-    is deep-copied, so the user's object is never modified.
+    is deep-copied, so the user's object is never modified. ``heuristic=False``
+    leaves gpytorch's initial lengthscales (for a fit that starts from a previous
+    prior's values, :meth:`GPPrior.fit`).
     """
     if isinstance(kernel, gpytorch.kernels.Kernel):
         return copy.deepcopy(kernel)
@@ -63,7 +79,8 @@ def make_kernel(
         base = gpytorch.kernels.MaternKernel(nu=nu, ard_num_dims=d, batch_shape=batch)
     else:  # periodic
         base = gpytorch.kernels.PeriodicKernel(ard_num_dims=d, batch_shape=batch)
-    base.lengthscale = median_lengthscale(X).to(base.lengthscale)
+    if heuristic:
+        base.lengthscale = median_lengthscale(X).to(base.lengthscale)
     return gpytorch.kernels.ScaleKernel(base, batch_shape=batch)
 
 
@@ -86,6 +103,7 @@ class GPPrior:
         self.mean = torch.zeros(n_out, dtype=torch.float64)
         self.constant_mean = constant_mean
         self.noise_std = torch.full((n_out,), float("nan"), dtype=torch.float64)
+        self.likelihood_params: dict[str, Tensor] = {}  # the fitted likelihood's, by name
 
     def to(self, device: torch.device) -> GPPrior:
         """Move the kernel and mean to ``device`` (float64 stays float64)."""
@@ -102,6 +120,7 @@ class GPPrior:
         gen: torch.Generator,
         *,
         classification: bool = False,
+        start: GPPrior | None = None,
     ) -> GPPrior:
         """Fit kernel, mean and noise by exact marginal likelihood (L-BFGS).
 
@@ -115,12 +134,27 @@ class GPPrior:
         the Dirichlet-transformed targets of Milios et al. (2018)
         (``DirichletClassificationLikelihood``).
         With ``n_iter=0`` the hyperparameters stay as they are.
+
+        ``start``, a fitted prior of the same form (a warm-started estimator's previous
+        prior): the optimisation starts from its kernel, mean and likelihood noise instead
+        of this prior's values, zero mean and noise 0.1 (:func:`same_form` says whether
+        it can; otherwise it is ignored).
         """
         if n_iter <= 0:
             return self
+        warm = start is not None and same_form(self, start)
+        if warm:
+            self.kernel.load_state_dict(start.kernel.state_dict())
+            self.mean = start.mean.to(self.mean).clone()
         X, y = _fit_subset(X, y, gen)
         problem = _MarginalLikelihood(self, X.to(self.mean.device, torch.float64), y,
                                       classification)
+        if warm:
+            with torch.no_grad():
+                for name, p in problem.likelihood.named_parameters():
+                    value = start.likelihood_params.get(name)
+                    if value is not None and value.shape == p.shape:
+                        p.copy_(value)
         with _exact_settings(), warnings.catch_warnings():
             warnings.simplefilter("ignore", gpytorch.utils.warnings.NumericalWarning)
             _minimize_lbfgs(problem.loss, problem.parameters(), n_iter)
@@ -134,6 +168,8 @@ class GPPrior:
             noise = problem._noise().mean(-1) if classification else (
                 problem.likelihood.noise.reshape(-1))
         self.noise_std = noise.detach().sqrt().expand(self.n_out).clone()
+        self.likelihood_params = {name: p.detach().clone()
+                                  for name, p in problem.likelihood.named_parameters()}
         return self
 
     @torch.no_grad()
@@ -147,6 +183,27 @@ class GPPrior:
         K = K.expand(*K.shape[:-3], self.n_out, *K.shape[-2:])
         mean = self.mean.unsqueeze(-1).expand(*K.shape[:-1])
         return mean, K
+
+
+def same_form(gp: GPPrior, other: GPPrior) -> bool:
+    """Whether ``other``'s fitted values fit ``gp``: the same kernel modules, the same
+    hyperparameter names and shapes, outputs and kind of mean.
+
+    Examples
+    --------
+    >>> X = torch.randn(6, 2, dtype=torch.float64)
+    >>> gp = GPPrior(make_kernel("rbf", X, 1), 1, constant_mean=True)
+    >>> same_form(gp, GPPrior(make_kernel("rbf", X, 1), 1, constant_mean=True))
+    True
+    >>> same_form(gp, GPPrior(make_kernel("matern52", X, 1), 1, constant_mean=True))
+    False
+    """
+    def form(prior: GPPrior):
+        return ([type(m) for m in prior.kernel.modules()],
+                {k: v.shape for k, v in prior.kernel.state_dict().items()})
+
+    return (gp.n_out == other.n_out and gp.constant_mean == other.constant_mean
+            and form(gp) == form(other))
 
 
 def dense_kernel(kernel: gpytorch.kernels.Kernel, X: Tensor) -> Tensor:

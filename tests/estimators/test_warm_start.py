@@ -78,7 +78,7 @@ def test_a_warm_refit_draws_fresh_randomness_reproducibly(cls, monkeypatch):
         runs.append([{k: v.clone() for k, v in est.fit(X, y).posterior_.start().items()}
                      for _ in range(3)])
     assert len(set(seeds[:3])) == 3 and seeds[3:] == seeds[:3]
-    for first, again in zip(*runs):
+    for first, again in zip(*runs, strict=True):
         for key in first:
             torch.testing.assert_close(again[key], first[key], rtol=0, atol=0)
     est.set_params(warm_start=False).fit(X, y)  # a cold refit starts the stream afresh
@@ -168,3 +168,36 @@ def test_warm_start_is_a_parameter_of_every_estimator():
         cls = getattr(skfbnn, name)
         if isinstance(cls, type) and hasattr(cls, "fit"):
             assert cls().get_params()["warm_start"] is False
+
+
+@pytest.mark.parametrize("cls", [skfbnn.FunctionalSGLDRegressor, skfbnn.FBNNClassifier],
+                         ids=["fsgld", "fbnn-classifier"])
+def test_a_warm_refit_starts_the_gp_prior_from_the_last_fit(cls, monkeypatch):
+    """The GP prior's marginal-likelihood fit continues from the previous fit's prior
+    (no median heuristic over the rows again); a cold refit, or a warm one with another
+    kernel, builds it afresh."""
+    import skfbnn.priors.gp as gp_module
+
+    starts, medians = [], []
+    real_fit, real_median = gp_module.GPPrior.fit, gp_module.median_lengthscale
+
+    def fit(self, *args, start=None, **kwargs):
+        starts.append(start)
+        return real_fit(self, *args, start=start, **kwargs)
+
+    def median(X):
+        medians.append(len(X))
+        return real_median(X)
+
+    monkeypatch.setattr(gp_module.GPPrior, "fit", fit)
+    monkeypatch.setattr(gp_module, "median_lengthscale", median)
+    X, y = _data(cls)
+    est = make(cls, warm_start=True, prior_fit_iter=5, n_measurement_points=10).fit(X, y)
+    first = est.prior_
+    est.fit(X, y)
+    assert starts == [None, first] and len(medians) == 1
+    assert est.prior_ is not first  # a prior of its own, started from the last one's values
+    est.set_params(kernel="matern52").fit(X, y)  # another kernel: afresh
+    assert starts[-1] is None and len(medians) == 2
+    est.set_params(warm_start=False).fit(X, y)
+    assert starts[-1] is None and len(medians) == 3

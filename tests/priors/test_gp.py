@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+import skfbnn.priors.gp as gp_module
 from skfbnn.device import cpu_threads
 from skfbnn.priors.gp import (
     KERNELS,
@@ -16,6 +17,7 @@ from skfbnn.priors.gp import (
     dense_kernel,
     make_kernel,
     median_lengthscale,
+    same_form,
 )
 
 F64 = torch.float64
@@ -159,6 +161,66 @@ def test_fit_with_zero_iterations_changes_nothing():
         assert torch.equal(v, state[k]), k
     assert torch.equal(gp.mean, torch.zeros(1, dtype=F64))
     assert torch.isnan(gp.noise_std).all()
+
+
+@pytest.mark.parametrize("classification", [False, True])
+def test_a_fit_started_from_a_fitted_prior_starts_at_its_values(classification, monkeypatch):
+    """``start``: the optimisation's first point is the fitted prior's kernel, mean and
+    likelihood noise (not the fresh kernel's, zero mean and noise 0.1), and on the same
+    points it stays at that optimum (a marginal likelihood no lower)."""
+    gen = torch.Generator().manual_seed(4)
+    X = torch.rand(60, 2, generator=gen, dtype=F64) * 4 - 2
+    y = (X[:, :1] > 0).long().reshape(-1) if classification else \
+        torch.sin(2 * X[:, :1]) + 0.1 * torch.randn(60, 1, generator=gen, dtype=F64)
+    n_out = 2 if classification else 1
+    first = GPPrior(make_kernel(None, X, n_out), n_out, True)
+    first.fit(X, y, 50, gen, classification=classification)
+    assert first.likelihood_params  # the noise to start from
+    firsts = []
+    real = gp_module._minimize_lbfgs
+
+    def spy(loss, params, max_iter):
+        with torch.no_grad():
+            firsts.append((float(loss()), [p.detach().clone() for p, _ in params]))
+        return real(loss, params, max_iter)
+
+    monkeypatch.setattr(gp_module, "_minimize_lbfgs", spy)
+    fresh = make_kernel(None, X, n_out, heuristic=False)
+    assert not torch.allclose(fresh.base_kernel.lengthscale.double(),
+                              first.kernel.base_kernel.lengthscale)
+    second = GPPrior(fresh, n_out, True).fit(X, y, 50, gen, classification=classification,
+                                             start=first)
+    again = GPPrior(make_kernel(None, X, n_out, heuristic=False), n_out, True)
+    again.fit(X, y, 50, gen, classification=classification)  # no start: its own values
+    (start_loss, start_values), (cold_loss, _) = firsts
+    kernel = list(first.kernel.parameters())  # the optimiser's kernel, noise, mean
+    for value, fitted in zip(start_values[:len(kernel)], kernel, strict=True):
+        torch.testing.assert_close(value, fitted, rtol=0, atol=0)
+    noise = list(first.likelihood_params.values())
+    for value, fitted in zip(start_values[len(kernel):-1], noise, strict=True):
+        torch.testing.assert_close(value, fitted, rtol=0, atol=0)
+    torch.testing.assert_close(start_values[-1], first.mean, rtol=0, atol=0)
+    assert start_loss < cold_loss  # the fitted values, a better start than a fresh kernel
+    for name, value in second.likelihood_params.items():
+        torch.testing.assert_close(value, first.likelihood_params[name], rtol=1e-3,
+                                   atol=1e-3)
+    torch.testing.assert_close(second.kernel.base_kernel.lengthscale,
+                               first.kernel.base_kernel.lengthscale, rtol=1e-3, atol=1e-3)
+
+
+def test_a_start_of_another_form_is_ignored():
+    X = _X(n=20, d=2)
+    y = X[:, :1] ** 2
+    gen = torch.Generator().manual_seed(0)
+    other = GPPrior(make_kernel("matern52", X, 1), 1, True).fit(X, y, 5, gen)
+    assert not same_form(GPPrior(make_kernel(None, X, 1), 1, True), other)
+    started = GPPrior(make_kernel(None, X, 1), 1, True).fit(
+        X, y, 5, torch.Generator().manual_seed(1), start=other)
+    plain = GPPrior(make_kernel(None, X, 1), 1, True).fit(X, y, 5,
+                                                          torch.Generator().manual_seed(1))
+    for (name, a), b in zip(started.kernel.state_dict().items(),
+                            plain.kernel.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
 
 
 def test_classification_fit_gives_per_class_constant_means():

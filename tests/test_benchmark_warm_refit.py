@@ -1,0 +1,55 @@
+"""``benchmarks/speed.py warm-refit`` at a tiny size: a row per method, and its two ways of
+refitting differ in what the issue measures (the GP prior carried over or built anew)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture
+def modules(monkeypatch):
+    import skfbnn.device
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.setattr(skfbnn.device, "FIT_THREADS", skfbnn.device.FIT_THREADS)
+    import speed
+    import speed_warm
+
+    return speed, speed_warm
+
+
+def test_the_table_has_a_row_per_method(modules):
+    speed, _ = modules
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        speed.main(["warm-refit", "--methods", "sgld", "fsgld", "--rows", "200",
+                    "--features", "12", "--rounds", "1"])
+    rows = {cells[0]: cells[1:] for line in out.getvalue().splitlines()
+            if line.startswith("| ") and (cells := [c.strip() for c in
+                                                    line.strip("|").split("|")])}
+    assert set(rows) == {"method", "sgld", "fsgld"}
+    kept, fresh, ratio, against = (float(c) for c in rows["fsgld"])
+    assert kept > 0 and fresh > 0 and ratio == pytest.approx(fresh / kept, abs=0.01)
+    assert float(rows["sgld"][3]) == 1.0
+
+
+def test_only_the_fresh_way_builds_the_prior_anew(modules, monkeypatch):
+    import skfbnn.priors.gp as gp_module
+
+    _, speed_warm = modules
+    X, y = speed_warm.bandit_like_rows(200, 12)
+    assert set(X.ravel().tolist()) == {0.0, 1.0} and (X[:, :10].sum(1) == 2).all()
+    model = speed_warm.warm_model("fsgld", X, y)
+    calls = []
+    real = gp_module.median_lengthscale
+    monkeypatch.setattr(gp_module, "median_lengthscale", lambda X: calls.append(1) or real(X))
+    speed_warm.timed_refit(model, X, y, keep_prior=True)
+    assert not calls
+    speed_warm.timed_refit(model, X, y, keep_prior=False)
+    assert len(calls) == 1
