@@ -7,6 +7,7 @@ import contextlib
 import io
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -53,3 +54,17 @@ def test_only_the_fresh_way_builds_the_prior_anew(modules, monkeypatch):
     assert not calls
     speed_warm.timed_refit(model, X, y, keep_prior=False)
     assert len(calls) == 1
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.mark.skipif(not (SHARED / "mushroom").is_dir(), reason="no Mushroom data here")
+def test_the_mushroom_buffer_is_the_bandits_kind(modules):
+    _, speed_warm = modules
+    X, y = speed_warm.mushroom_buffer(SHARED, 300)
+    assert X.shape == (300, 119) and set(np.unique(X)) == {0.0, 1.0}
+    eat = X[:, -1] == 1  # the action, one-hot in the last two columns
+    assert (X[:, -2:].sum(1) == 1).all() and 0 < eat.mean() < 1
+    assert (y[~eat] == 0).all() and set(np.unique(y[eat])) <= {5.0, -35.0}
+    assert (y == -35.0).any()
