@@ -11,8 +11,9 @@ groups and the rest coin flips) with normal targets, which the GP fits in fewer 
 than real rewards. The two ways: **kept**, as the estimator does it (a GP prior's fit
 continues from the previous fit's prior), and **fresh**, with the previous prior dropped
 before the refit (the prior built anew: median heuristic, marginal-likelihood fit from its
-start), the behaviour before priors were carried over. The table gives the median seconds of each and their ratio, and each method's
-kept refit against SGLD's (what the functional prior adds to an update).
+start), the behaviour before priors were carried over. The table gives the median seconds
+of each and their ratio, and each method's kept refit against SGLD's (what the functional
+prior adds to an update).
 """
 
 from __future__ import annotations
