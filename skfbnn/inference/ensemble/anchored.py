@@ -31,13 +31,11 @@ pickles carry them (the network's forward ignores them).
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
 from ...nn.functional import Params
-from ...priors.weight import network_params
+from ...priors.weight import isotropic_log_prior, network_params
 from .random_function import PREFIX as RANDOM_FUNCTION
 
 __all__ = ["PREFIX", "draw", "split", "AnchoredPrior", "perturb_targets"]
@@ -112,13 +110,9 @@ class AnchoredPrior:
 
     def log_prob(self, params: Params, f_measure=None, measure=None) -> Tensor:
         """``sum log N(w; a, std^2)`` per member."""
-        total, n = 0.0, 0
-        for key, value in network_params(split(params)[0]).items():
-            flat = (value - params[PREFIX + key]).reshape(value.shape[0], -1)
-            total = total + flat.pow(2).sum(-1)
-            n += flat.shape[1]
-        var = self.std**2
-        return -0.5 * total / var - 0.5 * n * math.log(2 * math.pi * var)
+        own = network_params(split(params)[0])
+        return isotropic_log_prior({k: v - params[PREFIX + k] for k, v in own.items()},
+                                   self.std)
 
 
 def perturb_targets(y: Tensor, n_members: int, noise_std: float | Tensor,
