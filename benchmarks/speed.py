@@ -732,6 +732,8 @@ SIBLINGS = {
                                       "sizes of work"),
     "warm-refit": ("speed_warm", "a warm-started update of the bandit's size, with the GP "
                                  "prior carried over and built anew"),
+    "prior-grad": ("speed_prior", "the log posterior's gradient with the weight prior's in "
+                                  "closed form, against autograd of the whole"),
 }
 """Subcommand -> (module beside this file, help). Each module has ``add_arguments(parser)``
 and ``run(args)``."""

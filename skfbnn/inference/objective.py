@@ -21,27 +21,73 @@ import torch
 from torch import Tensor
 
 from ..nn.functional import Params
-from .types import Batch, BayesProblem
+from .types import Batch, BayesProblem, member
 
-__all__ = ["make_log_posterior", "log_posterior_and_measure", "log_prior", "grad_and_value",
+__all__ = ["ProblemLogPosterior", "make_log_posterior", "log_posterior_and_measure", "log_prior",
+           "grad_and_value",
            "log_likelihood", "row_weights"]
 
 LogPosterior = Callable[[Params, Batch], Tensor]
 
 
-def make_log_posterior(problem: BayesProblem) -> LogPosterior:
-    """Bind ``problem`` into ``log_posterior(params, batch) -> (C,)``."""
+class ProblemLogPosterior:
+    """``log_posterior(params, batch) -> (C,)`` of ``problem`` (what
+    :func:`make_log_posterior` returns), which :func:`grad_and_value` differentiates with
+    the prior's closed-form gradient where the prior has one (``log_prob_grad``).
 
-    def log_posterior(params: Params, batch: Batch) -> Tensor:
-        return log_posterior_and_measure(problem, params, batch)[0]
+    A Gaussian weight prior built from autograd's pieces (a power, a sum and a product per
+    parameter tensor, and their backward nodes) cost about as much as the rest of a
+    small network's step beside it; in closed form it is one product per tensor.
+    """
 
-    return log_posterior
+    def __init__(self, problem: BayesProblem) -> None:
+        self.problem = problem
+        self.prior_grad = member(problem.prior, "log_prob_grad")
+
+    def __call__(self, params: Params, batch: Batch) -> Tensor:
+        return log_posterior_and_measure(self.problem, params, batch)[0]
+
+    def grad_and_value(self, params: Params, batch: Batch) -> tuple[Params, Tensor]:
+        """Gradient and value per chain: the likelihood by autograd, the prior (when it
+        has ``log_prob_grad``) in closed form; the same numbers as autograd of the whole."""
+        if self.prior_grad is None:
+            return _autograd_grad_and_value(self, params, batch)
+        leaves = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+        with torch.enable_grad():
+            scaled, lik_prior, _ = _terms(self.problem, leaves, batch)
+            rest = scaled + lik_prior
+            grads = torch.autograd.grad(rest.sum(), list(leaves.values()), allow_unused=True)
+        plain = {k: v.detach() for k, v in params.items()}
+        with torch.no_grad():
+            prior_value = self.problem.prior.log_prob(plain, None, None)
+            extra = self.prior_grad(plain)
+            grads = {k: (torch.zeros_like(leaves[k]) if g is None else g)
+                     for k, g in zip(leaves, grads, strict=True)}
+            keys = list(extra)
+            summed = torch._foreach_add([grads[k] for k in keys], [extra[k] for k in keys])
+            grads.update(zip(keys, summed, strict=True))
+            # the whole's order of sums: (N/n) loglik + (likelihood's prior + prior)
+            value = scaled.detach() + (_detached(lik_prior) + prior_value)
+        return grads, value
 
 
-def log_posterior_and_measure(problem: BayesProblem, params: Params, batch: Batch
-                              ) -> tuple[Tensor, Tensor | None]:
-    """The log posterior ``(C,)`` and the network's outputs at the batch's measurement
-    points ``(C, M, n_out)`` (None without them), from one forward pass."""
+def _detached(value):
+    """A tensor detached from its graph; a number (a likelihood without a prior's term)
+    as it is."""
+    return value.detach() if isinstance(value, Tensor) else value
+
+
+def make_log_posterior(problem: BayesProblem) -> ProblemLogPosterior:
+    """Bind ``problem`` into ``log_posterior(params, batch) -> (C,)``
+    (a :class:`ProblemLogPosterior`)."""
+    return ProblemLogPosterior(problem)
+
+
+def _terms(problem: BayesProblem, params: Params, batch: Batch, network_prior: bool = False
+           ) -> tuple[Tensor, Tensor, Tensor | None]:
+    """``(N / n) log-likelihood``, the log prior (the likelihood's own, plus the network
+    prior's with ``network_prior``) and the outputs at the measurement points, from one
+    forward pass."""
     x, y = batch["x"], batch["y"]
     measure = batch.get("measure")
     n = x.shape[-2]
@@ -52,8 +98,17 @@ def log_posterior_and_measure(problem: BayesProblem, params: Params, batch: Batc
         out = problem.forward(params, torch.cat([x, xm], dim=-2))
         f, f_measure = out[:, :n], out[:, n:]
     loglik = log_likelihood(problem.likelihood, f, y, params, batch.get("w"))
-    value = (problem.n_data / n) * loglik + log_prior(problem, params, f_measure, measure)
-    return value, f_measure
+    prior = (log_prior(problem, params, f_measure, measure) if network_prior
+             else problem.likelihood.log_prior(params))
+    return (problem.n_data / n) * loglik, prior, f_measure
+
+
+def log_posterior_and_measure(problem: BayesProblem, params: Params, batch: Batch
+                              ) -> tuple[Tensor, Tensor | None]:
+    """The log posterior ``(C,)`` and the network's outputs at the batch's measurement
+    points ``(C, M, n_out)`` (None without them), from one forward pass."""
+    scaled, prior, f_measure = _terms(problem, params, batch, network_prior=True)
+    return scaled + prior, f_measure
 
 
 def log_likelihood(likelihood, f: Tensor, y: Tensor, params: Params,
@@ -89,7 +144,17 @@ def log_prior(problem: BayesProblem, params: Params, f_measure=None, measure=Non
 def grad_and_value(
     log_posterior: LogPosterior, params: Params, batch: Batch
 ) -> tuple[Params, Tensor]:
-    """Gradient of each chain's log posterior and its value, without touching ``params``."""
+    """Gradient of each chain's log posterior and its value, without touching ``params``
+    (a problem's log posterior, :class:`ProblemLogPosterior`, takes the prior's gradient
+    in closed form where it can)."""
+    if isinstance(log_posterior, ProblemLogPosterior):
+        return log_posterior.grad_and_value(params, batch)
+    return _autograd_grad_and_value(log_posterior, params, batch)
+
+
+def _autograd_grad_and_value(log_posterior: LogPosterior, params: Params, batch: Batch
+                             ) -> tuple[Params, Tensor]:
+    """:func:`grad_and_value` by autograd of the whole log posterior."""
     leaves = {k: v.detach().requires_grad_(True) for k, v in params.items()}
     with torch.enable_grad():
         value = log_posterior(leaves, batch)

@@ -68,6 +68,7 @@ OPTIONAL_MEMBERS: dict[str, Any] = {
     "targets": None,  # Likelihood: targets of the Gaussian readout (None: y itself)
     "resample": None,  # Prior: a Gibbs step of its hyperparameters
     "gp": None,  # Prior: the fitted GP prior
+    "log_prob_grad": None,  # Prior: its log density's gradient in closed form
     "stability_limit": None,  # Transform: the kernel's stable step times curvature
     "base": None,  # forward: the forward a wrapped one adds to (ifBDE's random function)
     "preconditioner": None,  # sampler state: its preconditioner (SG-MCMC)

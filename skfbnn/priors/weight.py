@@ -69,6 +69,24 @@ class WeightPrior:
         """``sum log N(w; 0, std^2)`` per leading parameter set."""
         return isotropic_log_prior(params, self.std)
 
+    def log_prob_grad(self, params: Params) -> Params:
+        """The gradient of :meth:`log_prob`, ``-w / std^2`` for every network parameter, in
+        closed form (the same numbers autograd gives: the precision is rounded to the
+        parameters' dtype first, as autograd divides by ``std^2`` in that dtype).
+
+        Examples
+        --------
+        >>> import torch
+        >>> WeightPrior(2.0).log_prob_grad({"w": torch.ones(1, 2)})["w"].tolist()
+        [[-0.25, -0.25]]
+        """
+        own = network_params(params)
+        if not own:
+            return {}
+        first = next(iter(own.values()))
+        precision = float(torch.ones((), dtype=first.dtype) / self.std**2)
+        return dict(zip(own, torch._foreach_mul(list(own.values()), -precision), strict=True))
+
 
 HYPER_SHAPE = 2.0
 """Shape ``a`` of the Gamma(a, b) hyperprior on each group's weight precision. With
@@ -145,13 +163,14 @@ class HierarchicalWeightPrior:
     def _groups(self, params: Params) -> dict[str, Tensor]:
         """Each parameter as ``(C, G, n_g)``: one group per tensor, or with ``ard`` one
         per input feature for the first layer's weights (its columns)."""
-        groups = {}
-        for i, (key, value) in enumerate(network_params(params).items()):
-            if self.ard and i == 0 and value.dim() == 3:  # (C, out, in): per input column
-                groups[key] = value.transpose(1, 2)
-            else:
-                groups[key] = value.reshape(value.shape[0], 1, -1)
-        return groups
+        return {key: self._group(i, value)
+                for i, (key, value) in enumerate(network_params(params).items())}
+
+    def _group(self, i: int, value: Tensor) -> Tensor:
+        """The ``i``-th network parameter as ``(C, G, n_g)`` (:meth:`_groups`)."""
+        if self.ard and i == 0 and value.dim() == 3:  # (C, out, in): per input column
+            return value.transpose(1, 2)
+        return value.reshape(value.shape[0], 1, -1)
 
     def _precision(self, key: str, value: Tensor) -> Tensor:
         """The groups' precisions per chain ``(C, G)``: the hyperprior mean until resampled."""
@@ -168,6 +187,26 @@ class HierarchicalWeightPrior:
             total = total + self._log_normaliser(key, lam, value.shape[2]) \
                 - 0.5 * (lam * value.pow(2).sum(-1)).sum(-1)
         return total
+
+    def log_prob_grad(self, params: Params) -> Params:
+        """The gradient of :meth:`log_prob` at the current precisions, ``-lambda_g w_g``
+        for every network parameter, in closed form (the same numbers autograd gives).
+
+        Examples
+        --------
+        >>> import torch
+        >>> prior = HierarchicalWeightPrior()  # precision a / b = 1 until resampled
+        >>> prior.log_prob_grad({"w": torch.full((1, 2), 3.0)})["w"].tolist()
+        [[-3.0, -3.0]]
+        """
+        grads = {}
+        for i, (key, value) in enumerate(network_params(params).items()):
+            lam = self._precision(key, self._group(i, value))  # (C, G)
+            if lam.shape[1] == 1:  # one group: a precision per chain
+                grads[key] = value * -lam.reshape(-1, *[1] * (value.dim() - 1))
+            else:  # ard: one per input column of the first layer's (C, out, in) weights
+                grads[key] = value * -lam.unsqueeze(1)
+        return grads
 
     def _log_normaliser(self, key: str, lam: Tensor, n: int) -> Tensor:
         """``sum_g n/2 log(lambda_g / 2 pi)`` per chain, cached until ``lam`` is replaced

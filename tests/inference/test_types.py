@@ -43,11 +43,12 @@ def test_optional_contract_members_are_declared_once():
 
     assert set(OPTIONAL_MEMBERS) == {"learned", "log_density", "resample", "gp",
                                      "stability_limit", "n_outputs", "targets", "base",
-                                     "preconditioner", "scale"}
+                                     "preconditioner", "scale", "log_prob_grad"}
     assert member(object(), "learned") is False and member(None, "resample") is None
     assert member(GaussianLikelihood(None), "learned") is True
     assert member(CategoricalLikelihood(), "learned") is False
     assert member(WeightPrior(1.0), "resample") is None
+    assert callable(member(WeightPrior(1.0), "log_prob_grad"))
     assert callable(member(HierarchicalWeightPrior(), "resample"))
     assert member(Transform(None, None), "stability_limit") is None
     assert member(GaussianLikelihood(None), "n_outputs")(3) == 3
@@ -57,5 +58,6 @@ def test_optional_contract_members_are_declared_once():
                            log_prior=lambda p, f=None, m=None: 0.0)
     assert member(problem.likelihood, "learned") is False
     assert member(problem.prior, "gp") is None
+    assert member(problem.prior, "log_prob_grad") is None  # autograd takes its gradient
     with pytest.raises(KeyError, match="not an optional contract member"):
         member(problem.prior, "anything")

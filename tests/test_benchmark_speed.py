@@ -1,5 +1,6 @@
-"""``benchmarks/speed.py warm-refit`` at a tiny size: a row per method, and its two ways of
-refitting differ in what the issue measures (the GP prior carried over or built anew)."""
+"""``benchmarks/speed.py warm-refit`` and ``prior-grad`` at a tiny size: a row per method or
+prior, and the warm refit's two ways differ in what they measure (the GP prior carried over
+or built anew)."""
 
 from __future__ import annotations
 
@@ -68,3 +69,14 @@ def test_the_mushroom_buffer_is_the_bandits_kind(modules):
     assert (X[:, -2:].sum(1) == 1).all() and 0 < eat.mean() < 1
     assert (y[~eat] == 0).all() and set(np.unique(y[eat])) <= {5.0, -35.0}
     assert (y == -35.0).any()
+
+
+def test_the_prior_gradient_table_has_both_priors(modules):
+    speed, _ = modules
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        speed.main(["prior-grad", "--chains", "2", "--blocks", "2", "--calls", "3"])
+    rows = [line for line in out.getvalue().splitlines() if line.startswith("| ")]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == ["learn", "isotropic"]
+    for row in rows[1:]:
+        assert all(float(c) > 0 for c in row.strip("|").split("|")[2:])
