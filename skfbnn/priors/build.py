@@ -60,6 +60,7 @@ def make_prior(kind: str, hyper: dict, X: torch.Tensor, y: torch.Tensor, n_out: 
     if kind != "function":
         raise ValueError(f"prior kind must be 'weight', 'function' or 'ntk'. Got {kind!r}.")
     X64 = X.to(float64_device(X.device), torch.float64)
+
     def new_gp(heuristic: bool) -> GPPrior:
         kernel = make_kernel(hyper["kernel"], X64, n_out, heuristic=heuristic)
         return GPPrior(kernel, n_out, hyper["prior_mean"] == "constant").to(X64.device)

@@ -35,8 +35,8 @@ def median_lengthscale(X: Tensor) -> Tensor:
     the ordered pairs of the first 500 rows (the diagonal's zeros included).
 
     The differences are laid out feature by feature, so that each median runs over
-    contiguous memory (half the time of a median down the columns of the pairs-by-features
-    matrix, the same values).
+    contiguous memory (the same values as a median down the columns of the
+    pairs-by-features matrix, which strides through memory).
 
     Examples
     --------
