@@ -4,10 +4,12 @@ One 8-chain SGHMC step (and SGLD, fSGLD) on 256 rows of MNIST-1D (batch = the 25
 classifier at its defaults, with the built-in MLP and with :class:`skfbnn.nn.zoo.CNN1d`
 (``input_shape=(1, 40)``); with ``--measurement-points M ...``, fSGLD with the CNN also at
 ``n_measurement_points=M`` (the default, ``"auto"``, gives 100 points on these 256 rows: every
-step runs the network on 356 rows instead of 256). A step's time is the slope
-``(fit(2k) - fit(k)) / k`` of whole fits, so set-up and checks cancel, each fit time the
-minimum over the repeats (robust to other processes on a shared machine); the configurations
-alternate order between repeats.
+step runs the network on 356 rows instead of 256). ``sghmc, cnn through vmap`` is the same CNN
+inside a module with a forward of its own, which takes the generic ``vmap`` path instead of the
+folded one of :mod:`skfbnn.nn.sequential` (the same network and initial weights). A step's time
+is the slope ``(fit(2k) - fit(k)) / k`` of whole fits, so set-up and checks cancel, each fit
+time the minimum over the repeats (robust to other processes on a shared machine); the
+configurations alternate order between repeats.
 
     python benchmarks/speed.py network [--data-home DIR] [--k 30 --repeats 5]
     python benchmarks/speed.py network --measurement-points 50 25
@@ -16,6 +18,23 @@ alternate order between repeats.
 from __future__ import annotations
 
 import time
+
+
+def _unfolded(n_features_in: int, n_outputs: int):
+    """``CNN1d`` behind a forward of its own: the ``vmap`` path (a plain Sequential folds)."""
+    from torch import nn
+
+    from skfbnn.nn.zoo import CNN1d
+
+    class Unfolded(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = CNN1d(n_features_in, n_outputs)
+
+        def forward(self, x):
+            return self.net(x)
+
+    return Unfolded()
 
 
 def _fit_seconds(make, n, X, y, clock=time.perf_counter) -> float:
@@ -125,6 +144,10 @@ def run(args) -> None:
                 lambda n, cls=cls, extra=extra, prior=prior: cls(
                     n_burnin=n, n_samples=1, thinning=1, min_epochs=0, batch_size=256,
                     n_chains=8, random_state=0, device="cpu", **extra, **prior))
+    configs["sghmc, cnn through vmap"] = (
+        lambda n: skfbnn.SGHMCClassifier(
+            n_burnin=n, n_samples=1, thinning=1, min_epochs=0, batch_size=256, n_chains=8,
+            random_state=0, device="cpu", network=_unfolded, input_shape=(1, 40)))
     for m in args.measurement_points:
         configs[f"fsgld M={m}, cnn"] = (
             lambda n, m=m: skfbnn.FunctionalSGLDClassifier(
@@ -135,6 +158,8 @@ def run(args) -> None:
     step = (_driver_steps if args.steps_only else _fit_slopes)(configs, X, y, args, clock)
     print("\n| ratio | value |\n|---|---|")
     for text, num, den in (("CNN / MLP, SGHMC", "sghmc, cnn", "sghmc, mlp"),
+                           ("CNN through vmap / folded, SGHMC", "sghmc, cnn through vmap",
+                            "sghmc, cnn"),
                            ("CNN / MLP, SGLD", "sgld, cnn", "sgld, mlp"),
                            ("fSGLD / SGLD, CNN", "fsgld, cnn", "sgld, cnn"),
                            ("fSGLD / SGLD, MLP", "fsgld, mlp", "sgld, mlp")):

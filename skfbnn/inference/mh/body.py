@@ -23,9 +23,11 @@ any other prior would be a choice the NTK parameterisation does not make; before
 linear layer the affine part is absorbed by that layer's weights anyway. Its draws
 carry the fixed value, so predictions use it.
 
-The features are the body's outputs through :func:`torch.func.functional_call`,
-vectorised over chains with :func:`torch.func.vmap`; a plain MLP keeps the faster
-batched path of :class:`~.ntk.NTKLayout` (:func:`ntk_layout` picks it).
+The features are the body's outputs, the chains folded into the channel groups of its
+convolutions and normalisations (:mod:`skfbnn.nn.sequential`) where its layers allow, else
+through :func:`torch.func.functional_call` vectorised over chains with
+:func:`torch.func.vmap`; a plain MLP keeps the faster batched path of
+:class:`~.ntk.NTKLayout` (:func:`ntk_layout` picks it).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from torch.nn.init import _calculate_fan_in_and_fan_out
 
 from ...nn.functional import Params
 from ...nn.mlp import Tanh
+from ...nn.sequential import plan_sequential, run_plan
 from .ntk import NTKLayout
 
 __all__ = ["BodyLayout", "check_network", "ntk_layout", "is_fast_mlp"]
@@ -249,6 +252,7 @@ class BodyLayout:
         self.blocks = tuple(blocks)
         self.buffers = {name: _fixed_value(self.body, name, b, "buffer")
                         for name, b in self.body.named_buffers()}
+        self._plan = plan_sequential(self.body)  # None: vmap over functional_call
 
     @property
     def n_hidden(self) -> int:
@@ -285,18 +289,21 @@ class BodyLayout:
         ``hidden``."""
         C = hidden.shape[0]
         x = X.to(hidden.dtype)
-        if self.input_shape is not None:
-            x = x.reshape(len(x), *self.input_shape)
         fixed = self._fixed(hidden)
         params = self._unpack(hidden)
-        if params:
-            def one(p: Params, rows: Tensor) -> Tensor:
-                return functional_call(self.body, {**p, **fixed}, (rows,))
+        if params and self._plan is not None:  # the chains folded into the channel groups
+            every = {**params, **{k: v.expand(C, *v.shape) for k, v in fixed.items()}}
+            h = run_plan(self._plan, every, x, C, self.input_shape)
+        else:
+            x = x if self.input_shape is None else x.reshape(len(x), *self.input_shape)
+            if params:
+                def one(p: Params, rows: Tensor) -> Tensor:
+                    return functional_call(self.body, {**p, **fixed}, (rows,))
 
-            h = vmap(one, in_dims=(0, None))(params, x)
-        else:  # fixed features: one forward shared by every chain
-            out = functional_call(self.body, fixed, (x,))
-            h = out.expand(C, *out.shape)
+                h = vmap(one, in_dims=(0, None))(params, x)
+            else:  # fixed features: one forward shared by every chain
+                out = functional_call(self.body, fixed, (x,))
+                h = out.expand(C, *out.shape)
         if h.dim() != 3 or h.shape[-1] != self.width:
             raise ValueError(
                 f"The body of the network (every layer but the readout) gives outputs of "

@@ -277,3 +277,26 @@ def test_a_conv1d_body_runs_through_the_familys_run_policy():
     f = make_forward(net.double())({k: v.flatten(0, 1) for k, v in result.draws.items()
                                     if k != "log_noise"}, X)
     assert f.shape == (10, 30, 2) and bool(torch.isfinite(f).all())
+
+
+def test_folded_body_equals_vmap_body():
+    """A body of convolutions and GroupNorm (its affine parameters held fixed) runs with the
+    chains folded into the channel groups; the features and their gradients are vmap's."""
+    from skfbnn.nn.zoo import CNN2d
+
+    net = CNN2d(36, 3, channels=4)
+    with torch.no_grad():
+        net.norm0.weight.uniform_(0.5, 1.5)
+        net.norm1.bias.uniform_(-0.5, 0.5)
+    folded = BodyLayout(net, **SIGMAS, input_shape=(1, 6, 6))
+    assert folded._plan is not None and set(folded.fixed) == {
+        "norm0.weight", "norm0.bias", "norm1.weight", "norm1.bias"}
+    reference = BodyLayout(net, **SIGMAS, input_shape=(1, 6, 6))
+    reference._plan = None
+    g = torch.Generator().manual_seed(0)
+    hidden = torch.randn(3, folded.n_hidden, generator=g, dtype=F64, requires_grad=True)
+    X = torch.randn(5, 36, generator=g, dtype=F64)
+    got, want = folded.features(hidden, X), reference.features(hidden, X)
+    _close(got, want)
+    _close(torch.autograd.grad(got.sin().sum(), hidden)[0],
+           torch.autograd.grad(want.sin().sum(), hidden)[0])
