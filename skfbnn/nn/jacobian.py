@@ -172,10 +172,16 @@ def forward_jacobian(forward: ModuleForward, params: Params, X: Tensor,
                      n_out: int | None = None) -> tuple[Tensor, dict[str, Tensor]]:
     """:func:`mlp_jacobian` of any module, through its :class:`ModuleForward`.
 
-    ``torch.func.jacrev`` of one parameter set's outputs, ``vmap``-ed over the sets (and
-    over ``X`` when it is ``(C, M, d)``); differentiable again, as the linearised methods
-    need. Entries of ``params`` that are not the module's parameters are ignored, its
-    buffers are constants, and rows are reshaped to the forward's ``input_shape``.
+    ``torch.func.jacrev`` of one parameter set's outputs at one row, ``vmap``-ed over the
+    rows and the sets (and over ``X`` together with the sets when it is ``(C, M, d)``);
+    differentiable again, as the linearised methods need. Entries of ``params`` that are not
+    the module's parameters are ignored, its buffers are constants, and rows are reshaped to
+    the forward's ``input_shape``.
+
+    Row by row, because a row's outputs depend on that row alone (the package refuses
+    batch normalisation, and predicts in blocks of rows): ``jacrev`` of all ``M`` rows at
+    once would backpropagate each of the ``M * k`` outputs through every row, ``M`` times
+    the work (``CNN2d`` with four sets at 100 rows: 21 s against 0.09 s).
 
     Examples
     --------
@@ -192,13 +198,14 @@ def forward_jacobian(forward: ModuleForward, params: Params, X: Tensor,
     own = forward.own(params)
     buffers = forward.buffers(X.device, X.dtype)
 
-    def single(p, x):
-        out = forward.single(p, x, buffers)
+    def row(p, x):  # one set's outputs (k,) at one flat row (d,)
+        out = forward.single(p, x.unsqueeze(0), buffers)[0]
         return out if n_out is None else out[..., :n_out]
 
     dims = (0, None) if X.dim() == 2 else (0, 0)
-    f = vmap(single, in_dims=dims)(own, X)
-    jac = vmap(jacrev(single), in_dims=dims)(own, X)  # (C, M, k, *shape)
+    f = forward(own, X)
+    f = f if n_out is None else f[..., :n_out]
+    jac = vmap(vmap(jacrev(row), in_dims=(None, 0)), in_dims=dims)(own, X)  # (C, M, k, *shape)
     return f, {k: v.movedim(2, 1) for k, v in jac.items()}
 
 

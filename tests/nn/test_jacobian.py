@@ -143,3 +143,38 @@ def test_ntk_of_a_cnn_is_j_jt():
     torch.testing.assert_close(ntk, A @ A.transpose(-1, -2))
     eig = torch.linalg.eigvalsh(ntk)
     assert (eig > -1e-10).all()  # a Gram matrix
+
+
+@pytest.mark.parametrize("per_set", [False, True])
+def test_generic_jacobian_row_by_row_equals_jacrev_of_all_rows(per_set):
+    """The rows' Jacobians taken one row at a time are those of all rows at once (the
+    cross-row blocks of which are zero), and so are their gradients (ifBNN differentiates
+    through them)."""
+    from torch.func import jacrev, vmap
+
+    from skfbnn.nn.functional import make_forward
+    from skfbnn.nn.jacobian import forward_jacobian
+
+    net = _cnn()
+    forward = make_forward(net, (1, 6))
+    gen = torch.Generator().manual_seed(3)
+    params = {k: v.requires_grad_(True) for k, v in init_params(
+        net, 2, gen, device=torch.device("cpu"), dtype=torch.float64).items()}
+    X = torch.randn((2, 4, 6) if per_set else (4, 6), generator=gen, dtype=torch.float64)
+    _, jac = forward_jacobian(forward, params, X)
+    buffers = forward.buffers(X.device, X.dtype)
+    dims = (0, 0) if per_set else (0, None)
+    whole = vmap(jacrev(lambda p, x: forward.single(p, x, buffers)), in_dims=dims)(params, X)
+    for name, J in jac.items():
+        torch.testing.assert_close(J, whole[name].movedim(2, 1), rtol=1e-12, atol=1e-12)
+    weights = torch.randn(sum(J.numel() for J in jac.values()), generator=gen,
+                          dtype=torch.float64)
+    flat = torch.cat([J.reshape(-1) for J in jac.values()])
+    flat_whole = torch.cat([whole[n].movedim(2, 1).reshape(-1) for n in jac])
+    got = torch.autograd.grad((flat * weights).sum(), list(params.values()), allow_unused=True)
+    want = torch.autograd.grad((flat_whole * weights).sum(), list(params.values()),
+                               allow_unused=True)
+    for g, w, p in zip(got, want, params.values(), strict=True):  # None: J does not use p
+        torch.testing.assert_close(torch.zeros_like(p) if g is None else g,
+                                   torch.zeros_like(p) if w is None else w,
+                                   rtol=1e-10, atol=1e-10)
