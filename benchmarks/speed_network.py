@@ -13,6 +13,11 @@ configurations alternate order between repeats.
 
     python benchmarks/speed.py network [--data-home DIR] [--k 30 --repeats 5]
     python benchmarks/speed.py network --measurement-points 50 25
+    python benchmarks/speed.py network --jacobian    # the Jacobians of ifBNN, ifBDE, fBNN
+
+``--jacobian`` times, instead, the generic Jacobian the linearised methods take at their
+measurement points (:func:`skfbnn.nn.jacobian.forward_jacobian`, row by row) against
+``jacrev`` of all rows at once, for ``CNN1d`` and ``CNN2d`` (8 sets, 100 rows, 10 outputs).
 """
 
 from __future__ import annotations
@@ -104,6 +109,47 @@ def _driver_steps(configs, X, y, args, clock) -> dict:
     return {label: min(t) for label, t in times.items()}
 
 
+def _jacobian_times(net, shape, repeats, clock) -> tuple[float, float]:
+    """Least seconds of the row-by-row Jacobian and of ``jacrev`` of all rows, alternating."""
+    import torch
+    from torch.func import jacrev, vmap
+
+    from skfbnn.nn.functional import init_params, make_forward
+    from skfbnn.nn.jacobian import forward_jacobian
+
+    forward = make_forward(net, shape)
+    gen = torch.Generator().manual_seed(0)
+    params = init_params(net, 8, gen, device=torch.device("cpu"), dtype=torch.float32)
+    X = torch.randn(100, forward.n_features, generator=gen)
+    buffers = forward.buffers(X.device, X.dtype)
+    whole = vmap(jacrev(lambda p, x: forward.single(p, x, buffers)), in_dims=(0, None))
+    calls = {"row": lambda: forward_jacobian(forward, params, X),
+             "whole": lambda: whole(params, X)}
+    times = {k: [] for k in calls}
+    for _ in range(repeats):
+        for k, call in calls.items():
+            start = clock()
+            call()
+            times[k].append(clock() - start)
+    return min(times["row"]), min(times["whole"])
+
+
+def _jacobians(args) -> None:
+    """Seconds per Jacobian, row by row against all rows at once, side by side."""
+    import torch
+
+    from skfbnn.nn.zoo import CNN1d, CNN2d
+
+    torch.set_num_threads(args.threads)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    print(f"torch {torch.__version__}, {args.threads} thread(s), {args.clock} time, 8 sets, "
+          f"100 rows, 10 outputs, float32; the least of {args.repeats} calls each")
+    print("\n| network | row by row (s) | all rows at once (s) | ratio |\n|---|---|---|---|")
+    for net, shape in ((CNN1d(40, 10), (1, 40)), (CNN2d(64, 10), (1, 8, 8))):
+        row, all_rows = _jacobian_times(net, shape, args.repeats, clock)
+        print(f"| {type(net).__name__} | {row:.3f} | {all_rows:.2f} | {all_rows / row:.0f} |")
+
+
 def add_arguments(p) -> None:
     """The ``network`` subcommand's options."""
     p.add_argument("--data-home", default=None)
@@ -118,9 +164,13 @@ def add_arguments(p) -> None:
                         "other processes taking turns on the cores)")
     p.add_argument("--measurement-points", type=int, nargs="*", default=[],
                    help="also fSGLD with the CNN at these n_measurement_points")
+    p.add_argument("--jacobian", action="store_true",
+                   help="time the generic Jacobian (row by row) against jacrev of all rows")
 
 
 def run(args) -> None:
+    if args.jacobian:
+        return _jacobians(args)
     import torch
 
     import skfbnn
