@@ -15,6 +15,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
 from .fused import linear_tanh, tanh_readout
+from .mlp import ELEMENTWISE
 from .sequential import plan_sequential, run_plan
 
 __all__ = ["Params", "init_params", "init_rule", "fan_in", "NORM_LAYERS", "make_forward",
@@ -203,9 +204,22 @@ def forward_values(module: nn.Module, input_shape: tuple[int, ...] | None, n_fea
 
 
 def is_plain_mlp(module: nn.Module) -> bool:
-    """A ``Sequential`` of ``Linear`` layers and element-wise activations only."""
-    return isinstance(module, nn.Sequential) and all(
-        isinstance(layer, (nn.Linear, *_ELEMENTWISE)) for layer in module)
+    """A ``Sequential`` (with ``Sequential``'s own forward) of ``Linear`` layers and
+    element-wise activations only, matched by exact type (:data:`~skfbnn.nn.mlp.ELEMENTWISE`).
+
+    Examples
+    --------
+    >>> is_plain_mlp(nn.Sequential(nn.Linear(2, 3), nn.GELU(), nn.Linear(3, 1)))
+    True
+    >>> class Doubled(nn.Sequential):
+    ...     def forward(self, x):
+    ...         return 2 * super().forward(x)
+    >>> is_plain_mlp(Doubled(nn.Linear(2, 1)))
+    False
+    """
+    return isinstance(module, nn.Sequential) \
+        and type(module).forward is nn.Sequential.forward and all(
+            type(layer) is nn.Linear or type(layer) in ELEMENTWISE for layer in module)
 
 
 class ModuleForward:
@@ -316,9 +330,6 @@ class SequentialForward(ModuleForward):
 
     def _evaluate(self, own: Params, X: Tensor, n_sets: int) -> Tensor:
         return run_plan(self.plan, own, X, n_sets, self.input_shape)
-
-
-_ELEMENTWISE = (nn.Identity, nn.ReLU, nn.Tanh, nn.Sigmoid, nn.GELU, nn.SiLU)
 
 
 FUSE_MIN_ELEMENTS = 32768

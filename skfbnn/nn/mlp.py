@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-__all__ = ["ACTIVATIONS", "Tanh", "build_mlp", "make_network"]
+__all__ = ["ACTIVATIONS", "ELEMENTWISE", "Tanh", "build_mlp", "make_network"]
 
 
 class Tanh(nn.Tanh):
@@ -41,6 +41,12 @@ ACTIVATIONS: dict[str, type[nn.Module]] = {
     "gelu": nn.GELU,
     "silu": nn.SiLU,
 }
+
+ELEMENTWISE: tuple[type[nn.Module], ...] = (
+    nn.Identity, nn.ReLU, nn.Tanh, Tanh, nn.Sigmoid, nn.GELU, nn.SiLU)
+"""Element-wise activations the batched paths apply in a layout of their own (MLPs, the folded
+convolutional ``Sequential``, the NTK layouts); matched by exact type, since a subclass may do
+anything in its ``forward``."""
 
 
 def build_mlp(

@@ -35,13 +35,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .mlp import Tanh
+from .mlp import ELEMENTWISE
 from .zoo import RowShape
 
 __all__ = ["plan_sequential", "run_plan"]
 
 _CONV = {nn.Conv1d: F.conv1d, nn.Conv2d: F.conv2d, nn.Conv3d: F.conv3d}
-_ELEMENTWISE = (nn.Identity, nn.ReLU, nn.Tanh, Tanh, nn.Sigmoid, nn.GELU, nn.SiLU)
 
 Plan = list[tuple[str, nn.Module]]
 
@@ -62,7 +61,7 @@ def _supported(layer: nn.Module) -> bool:
     kind = type(layer)
     if kind in _CONV:
         return layer.padding_mode == "zeros"
-    if kind in _ELEMENTWISE:
+    if kind in ELEMENTWISE:
         return not getattr(layer, "inplace", False)
     if kind is nn.Flatten:
         return layer.start_dim == 1 and layer.end_dim == -1

@@ -191,3 +191,19 @@ def test_forward_values_of_a_plain_mlp_is_what_the_hooks_count():
     mlp = build_mlp(5, 2, (8, 6), "tanh")
     wrapped = nn.Sequential(nn.Sequential(*mlp))  # not a plain MLP: counted by hooks
     assert forward_values(mlp, None, 5) == forward_values(wrapped, None, 5) == 8 + 8 + 6 + 6 + 2
+
+
+def test_a_sequential_with_its_own_forward_keeps_it():
+    """A Sequential subclass whose forward differs is not taken for a plain MLP."""
+
+    class Doubled(nn.Sequential):
+        def forward(self, x):
+            return 2 * super().forward(x)
+
+    net = Doubled(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    params = _params(net)
+    X = torch.randn(5, 3, generator=torch.Generator().manual_seed(3), dtype=F64)
+    forward = make_forward(net)
+    assert type(forward) is ModuleForward
+    plain = make_forward(nn.Sequential(*net))
+    torch.testing.assert_close(forward(params, X), 2 * plain(params, X))

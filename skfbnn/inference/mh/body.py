@@ -43,15 +43,11 @@ from torch.func import functional_call, vmap
 from torch.nn.init import _calculate_fan_in_and_fan_out
 
 from ...nn.functional import Params
-from ...nn.mlp import Tanh
+from ...nn.mlp import ELEMENTWISE
 from ...nn.sequential import plan_sequential, run_plan
 from .ntk import NTKLayout
 
 __all__ = ["BodyLayout", "check_network", "ntk_layout", "is_fast_mlp"]
-
-_FAST_ACTIVATIONS = (nn.Identity, nn.ReLU, nn.Tanh, Tanh, nn.Sigmoid, nn.GELU, nn.SiLU)
-"""Element-wise activations the MLP's batched path applies to its ``(C, width, n)``
-layout (exact types: a subclass may do anything in its ``forward``)."""
 
 READOUT_MESSAGE = ("The Metropolis-Hastings samplers need a linear readout: end the network "
                    "with nn.Linear (an nn.Sequential whose last layer is nn.Linear, after "
@@ -115,7 +111,7 @@ def is_fast_mlp(network: nn.Module) -> bool:
     if any(type(m) is not nn.Linear or m.bias is None for m in linear) or len(
             {id(m) for m in linear}) < len(linear):  # a layer used twice: one set of weights
         return False
-    return all(type(a) in _FAST_ACTIVATIONS and type(a) is type(acts[0])
+    return all(type(a) in ELEMENTWISE and type(a) is type(acts[0])
                and a.extra_repr() == acts[0].extra_repr() for a in acts)
 
 
