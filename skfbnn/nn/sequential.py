@@ -50,7 +50,7 @@ def plan_sequential(module: nn.Module) -> Plan | None:
     can run it, else None (exact layer types: a subclass may do anything in its forward)."""
     if not isinstance(module, nn.Sequential) or type(module).forward is not nn.Sequential.forward:
         return None
-    layers = [(name, layer) for name, layer in module._modules.items()]  # repeats kept
+    layers = list(module._modules.items())  # a layer used twice appears twice
     if len({id(layer) for _, layer in layers}) < len(layers) or next(module.buffers(), None) \
             is not None or len(layers) == 0:
         return None
