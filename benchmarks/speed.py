@@ -169,14 +169,15 @@ OPTIMISERS = {"bbb": "BBBRegressor", "fbnn": "FBNNRegressor", "ifbnn": "IFBNNReg
               "ensemble": "DeepEnsembleRegressor", "ifbde": "IFBDERegressor"}
 
 
-def sampler_maker(cls: str, **params):
-    """``make(n_steps, seed)``: the sampler ``cls`` (a name in ``skfbnn``) with ``params``,
-    ``n_steps`` burn-in steps and one kept draw, no stretch to ``min_epochs`` passes."""
+def sampler_maker(cls: str, device: str = "cpu", **params):
+    """``make(n_steps, seed)``: the sampler ``cls`` (a name in ``skfbnn``) on ``device`` with
+    ``params``, ``n_steps`` burn-in steps and one kept draw, no stretch to ``min_epochs``
+    passes."""
     import skfbnn
 
     est = getattr(skfbnn, cls)
     return lambda n, r: est(n_burnin=n, n_samples=1, thinning=1, min_epochs=0, random_state=r,
-                            device="cpu", **params)
+                            device=device, **params)
 
 
 def step_slope(make, n: int, seed: int, X, y, clock=time.perf_counter) -> float:

@@ -94,6 +94,8 @@ def _driver_steps(configs, X, y, args, clock) -> dict:
         transform, params, Xt, yt, gen, kwargs = calls[label]
         start = clock()
         this.run(transform, params, Xt, yt, gen, **{**kwargs, "n_steps": args.k})
+        if Xt.is_cuda:  # the driver's last read-back waits already; the step's tail too
+            torch.cuda.synchronize(Xt.device)
         return (clock() - start) / args.k
 
     torch.set_num_threads(args.threads)  # as inside the fits (outside, torch's default)
@@ -164,6 +166,8 @@ def add_arguments(p) -> None:
                         "other processes taking turns on the cores)")
     p.add_argument("--measurement-points", type=int, nargs="*", default=[],
                    help="also fSGLD with the CNN at these n_measurement_points")
+    p.add_argument("--device", default="cpu",
+                   help="the estimators' device (cuda on a machine with a GPU; wall time)")
     p.add_argument("--jacobian", action="store_true",
                    help="time the generic Jacobian (row by row) against jacrev of all rows")
 
@@ -179,6 +183,9 @@ def run(args) -> None:
     from skfbnn.datasets._fetch import data_home_or_fetch
     from skfbnn.nn.zoo import CNN1d
 
+    if args.device != "cpu" and args.clock == "cpu":
+        raise SystemExit(f"--clock cpu does not time the GPU: use the wall clock with --device "
+                         f"{args.device}")
     skfbnn.device.FIT_THREADS = args.threads
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     home = data_home_or_fetch(args.data_home, "mnist1d")  # no folder given: download once
@@ -193,18 +200,21 @@ def run(args) -> None:
             configs[f"{method}, {net}"] = (
                 lambda n, cls=cls, extra=extra, prior=prior: cls(
                     n_burnin=n, n_samples=1, thinning=1, min_epochs=0, batch_size=256,
-                    n_chains=8, random_state=0, device="cpu", **extra, **prior))
+                    n_chains=8, random_state=0, device=args.device, **extra, **prior))
     configs["sghmc, cnn through vmap"] = (
         lambda n: skfbnn.SGHMCClassifier(
             n_burnin=n, n_samples=1, thinning=1, min_epochs=0, batch_size=256, n_chains=8,
-            random_state=0, device="cpu", network=_unfolded, input_shape=(1, 40)))
+            random_state=0, device=args.device, network=_unfolded, input_shape=(1, 40)))
     for m in args.measurement_points:
         configs[f"fsgld M={m}, cnn"] = (
             lambda n, m=m: skfbnn.FunctionalSGLDClassifier(
                 n_burnin=n, n_samples=1, thinning=1, min_epochs=0, batch_size=256, n_chains=8,
-                random_state=0, device="cpu", prior_fit_iter=0, n_measurement_points=m, **cnn))
-    print(f"torch {torch.__version__}, {args.threads} thread(s) per fit, {args.clock} time, "
-          f"256 rows of MNIST-1D, 8 chains, k = {args.k}, repeats = {args.repeats}", flush=True)
+                random_state=0, device=args.device, prior_fit_iter=0, n_measurement_points=m,
+                **cnn))
+    where = torch.cuda.get_device_name(args.device) if args.device != "cpu" else "CPU"
+    print(f"torch {torch.__version__}, {where}, {args.threads} thread(s) per fit, "
+          f"{args.clock} time, 256 rows of MNIST-1D, 8 chains, k = {args.k}, "
+          f"repeats = {args.repeats}", flush=True)
     step = (_driver_steps if args.steps_only else _fit_slopes)(configs, X, y, args, clock)
     print("\n| ratio | value |\n|---|---|")
     for text, num, den in (("CNN / MLP, SGHMC", "sghmc, cnn", "sghmc, mlp"),

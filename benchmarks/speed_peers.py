@@ -50,6 +50,11 @@ Rows (columns: one chain, eight chains):
     ``posteriors.sgmcmc.sgld`` (torch, eager) on the same log posterior written with
     batched matrix products over a leading chain dimension; the row indices drawn per step
     with ``torch.randint`` (with replacement, as for BlackJAX).
+``torch SGLD step, one CUDA graph`` (with ``--device cuda`` only)
+    The matched SGLD step written in plain torch (each chain's rows drawn with
+    ``torch.randint``, the gradient by autograd, BlackJAX's update) captured once with
+    ``torch.cuda.graph`` and replayed: what a step costs on a GPU without a kernel launch per
+    operator.
 ``forward + backward, JAX`` / ``forward + backward, torch``
     The log posterior's value and gradient alone on a fixed minibatch: ``jax.jit`` of
     ``jax.vmap`` over chains of ``jax.value_and_grad`` (each call waited for), and torch
@@ -62,6 +67,10 @@ each timed block, so that load from other processes falls on all alike. The tabl
 medians over rounds, and each ratio is the median of the per-round ratios. The peers are
 optional (``pip install "skfbnn[bench]"``, i.e. ``jax[cpu]``, ``blackjax`` and
 ``posteriors``); a row whose library is missing prints "not installed".
+
+``--device cuda`` runs every row on a GPU: skfbnn's estimators with ``device="cuda"``, the
+torch rows on it (each timed block waits for its kernels), JAX on its CUDA backend
+(``JAX_PLATFORMS=cuda``, memory taken as needed); wall time only.
 """
 
 from __future__ import annotations
@@ -97,8 +106,9 @@ BLACKJAX_SGHMC = "BlackJAX SGHMC, momentum carried, lax.scan"
 POSTERIORS_SGLD = "posteriors SGLD, eager"
 JAX_GRAD = "forward + backward, JAX jit value_and_grad"
 TORCH_GRAD = "forward + backward, torch autograd"
+TORCH_SGLD_GRAPH = "torch SGLD step, one CUDA graph"
 ROWS = (SKFBNN_DEFAULTS, SKFBNN_SGLD, SKFBNN_SGHMC, BLACKJAX_SGLD, BLACKJAX_SGLD_SCAN,
-        BLACKJAX_SGHMC, POSTERIORS_SGLD, JAX_GRAD, TORCH_GRAD)
+        BLACKJAX_SGHMC, POSTERIORS_SGLD, JAX_GRAD, TORCH_GRAD, TORCH_SGLD_GRAPH)
 
 RATIOS = (
     ("skfbnn SGLD defaults / matched work", SKFBNN_DEFAULTS, SKFBNN_SGLD),
@@ -110,6 +120,9 @@ RATIOS = (
     ("skfbnn SGLD matched / torch forward + backward", SKFBNN_SGLD, TORCH_GRAD),
     ("skfbnn SGHMC matched / torch forward + backward", SKFBNN_SGHMC, TORCH_GRAD),
     ("torch / JAX forward + backward", TORCH_GRAD, JAX_GRAD),
+    ("skfbnn SGLD matched / torch SGLD step in a CUDA graph", SKFBNN_SGLD, TORCH_SGLD_GRAPH),
+    ("torch SGLD step in a CUDA graph / BlackJAX SGLD (lax.scan)", TORCH_SGLD_GRAPH,
+     BLACKJAX_SGLD_SCAN),
 )
 
 
@@ -151,11 +164,12 @@ _LOG_CONST = math.log(NOISE) + 0.5 * math.log(2 * math.pi)
 
 # -- skfbnn --------------------------------------------------------------------------------
 
-def skfbnn_configs(X, y, chains: int, clock) -> list[Config]:
-    """The three skfbnn rows for ``chains`` chains, timed as ``speed.py steps`` does."""
+def skfbnn_configs(X, y, chains: int, clock, device: str = "cpu") -> list[Config]:
+    """The three skfbnn rows for ``chains`` chains on ``device``, timed as ``speed.py steps``
+    does (a fit ends with its draws read back, so no device work is left out)."""
     from speed import fit_seconds, sampler_maker, step_slope
 
-    common = dict(n_chains=chains, batch_size=BATCH)
+    common = dict(n_chains=chains, batch_size=BATCH, device=device)
     makers = {
         SKFBNN_DEFAULTS: sampler_maker("SGLDRegressor", **common),
         SKFBNN_SGLD: sampler_maker("SGLDRegressor", **common, **matched_params(y)),
@@ -359,26 +373,36 @@ def torch_log_posterior(n_data: int):
     return log_posterior
 
 
-def _torch_data(problem: Problem, chains: int):
+def _torch_data(problem: Problem, chains: int, device: str):
     import torch
 
-    gen = torch.Generator().manual_seed(3)
-    X, y = torch.from_numpy(problem.X), torch.from_numpy(problem.y)
-    params = {k: torch.from_numpy(v) for k, v in initial_params(chains, X.shape[1]).items()}
+    gen = torch.Generator(device).manual_seed(3)
+    X, y = torch.from_numpy(problem.X).to(device), torch.from_numpy(problem.y).to(device)
+    params = {k: torch.from_numpy(v).to(device)
+              for k, v in initial_params(chains, X.shape[1]).items()}
 
     def rows():
-        idx = torch.randint(len(X), (chains, BATCH), generator=gen)
+        idx = torch.randint(len(X), (chains, BATCH), generator=gen, device=device)
         return X[idx], y[idx]
 
     return params, rows
 
 
-def posteriors_sgld(problem: Problem, chains: int, clock) -> tuple[Callable, Callable]:
+def _wait(device: str) -> None:
+    """Wait for the kernels queued on ``device`` (torch runs CUDA asynchronously)."""
+    import torch
+
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def posteriors_sgld(problem: Problem, chains: int, clock,
+                    device: str = "cpu") -> tuple[Callable, Callable]:
     """posteriors' SGLD transform, eager, on the torch log posterior (summed over chains,
     whose gradients stay separate)."""
     import posteriors
 
-    params, rows = _torch_data(problem, chains)
+    params, rows = _torch_data(problem, chains, device)
     log_posterior = torch_log_posterior(len(problem.X))
 
     def summed(p, batch):
@@ -394,6 +418,7 @@ def posteriors_sgld(problem: Problem, chains: int, clock) -> tuple[Callable, Cal
         t0 = clock()
         for _ in range(k):
             state, _ = transform.update(state, rows())
+        _wait(device)
         seconds = clock() - t0
         holder[0] = state
         return seconds / k
@@ -401,11 +426,12 @@ def posteriors_sgld(problem: Problem, chains: int, clock) -> tuple[Callable, Cal
     return lambda k: time_block(3, 0), time_block
 
 
-def torch_forward_backward(problem: Problem, chains: int, clock) -> tuple[Callable, Callable]:
+def torch_forward_backward(problem: Problem, chains: int, clock,
+                           device: str = "cpu") -> tuple[Callable, Callable]:
     """Torch autograd of the log posterior on a fixed minibatch per chain."""
     import torch
 
-    params, rows = _torch_data(problem, chains)
+    params, rows = _torch_data(problem, chains, device)
     batch = rows()
     log_posterior = torch_log_posterior(len(problem.X))
 
@@ -415,6 +441,55 @@ def torch_forward_backward(problem: Problem, chains: int, clock) -> tuple[Callab
         for _ in range(k):
             leaves = {name: v.detach().requires_grad_() for name, v in params.items()}
             torch.autograd.grad(log_posterior(leaves, batch).sum(), list(leaves.values()))
+        _wait(device)
+        return (clock() - t0) / k
+
+    return lambda k: time_block(3, 0), time_block
+
+
+TORCH_PEERS = (POSTERIORS_SGLD, TORCH_GRAD, TORCH_SGLD_GRAPH)
+"""The peers' rows run by torch (placed on ``--device``; JAX's follow ``JAX_PLATFORMS``)."""
+
+def torch_sgld_graph(problem: Problem, chains: int, clock,
+                     device: str = "cpu") -> tuple[Callable, Callable]:
+    """An SGLD step written in torch (each chain's minibatch drawn with replacement, the log
+    posterior's gradient, BlackJAX's update ``theta + eps * grad + sqrt(2 eps) * noise``)
+    captured once as a CUDA graph and replayed: the step without a kernel launch per
+    operator (a GPU only)."""
+    import torch
+
+    if not device.startswith("cuda"):
+        raise NotImplementedError("a GPU only")
+    X, y = torch.from_numpy(problem.X).to(device), torch.from_numpy(problem.y).to(device)
+    params = {k: torch.from_numpy(v).to(device).requires_grad_(True)
+              for k, v in initial_params(chains, X.shape[1]).items()}
+    log_posterior, n, eps = torch_log_posterior(len(X)), len(X), problem.eps
+
+    def step() -> None:
+        idx = torch.randint(n, (chains, BATCH), device=device)
+        value = log_posterior(params, (X[idx], y[idx])).sum()
+        grads = torch.autograd.grad(value, list(params.values()))
+        with torch.no_grad():
+            for p, g in zip(params.values(), grads, strict=True):
+                p.add_(eps * g + math.sqrt(2 * eps) * torch.randn_like(p))
+
+    side = torch.cuda.Stream(device)  # warm-up off the default stream, as capture requires
+    side.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+
+    def time_block(k: int, seed: int) -> float:
+        gc.collect()
+        _wait(device)
+        t0 = clock()
+        for _ in range(k):
+            graph.replay()
+        _wait(device)
         return (clock() - t0) / k
 
     return lambda k: time_block(3, 0), time_block
@@ -427,6 +502,7 @@ PEERS = {
     POSTERIORS_SGLD: posteriors_sgld,
     JAX_GRAD: jax_forward_backward,
     TORCH_GRAD: torch_forward_backward,
+    TORCH_SGLD_GRAPH: torch_sgld_graph,
 }
 
 
@@ -444,10 +520,16 @@ def _versions() -> str:
     return ", ".join(parts)
 
 
-def _single_thread_jax(threads: int) -> None:
-    """XLA on one thread (set before jax is imported; an ``XLA_FLAGS`` already set is
+def _jax_platform(threads: int, device: str) -> None:
+    """JAX on the device the torch rows run on, and on the CPU with one thread when
+    ``threads`` is 1; on a GPU it takes memory as it needs it instead of most of it up front,
+    which would leave torch none (set before jax is imported; variables already set are
     kept)."""
-    if threads == 1 and "XLA_FLAGS" not in os.environ:
+    gpu = device.startswith("cuda")
+    os.environ.setdefault("JAX_PLATFORMS", "cuda" if gpu else "cpu")
+    if gpu:
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    elif threads == 1 and "XLA_FLAGS" not in os.environ:
         os.environ["XLA_FLAGS"] = ("--xla_cpu_multi_thread_eigen=false "
                                    "intra_op_parallelism_threads=1")
 
@@ -458,7 +540,12 @@ def run(args) -> None:
 
     import skfbnn.device
 
-    _single_thread_jax(args.threads)
+    if args.device != "cpu" and args.clock == "cpu":
+        raise SystemExit("--clock cpu times this process's CPU, not the GPU's queue: "
+                         f"use the wall clock with --device {args.device}")
+    skfbnn.device.resolve_device(args.device)  # a clear error where there is no such device
+
+    _jax_platform(args.threads, args.device)
     torch.set_num_threads(args.threads)
     skfbnn.device.FIT_THREADS = args.threads
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -471,18 +558,27 @@ def run(args) -> None:
     configs: list[Config] = []
     missing: dict[str, str] = {}
     for chains in args.chains:
-        configs += skfbnn_configs(X, y, chains, clock)
+        configs += skfbnn_configs(X, y, chains, clock, args.device)
         for row, build in PEERS.items():
             if row in missing:
                 continue
+            on_device = {"device": args.device} if row in TORCH_PEERS else {}
             try:
-                warm, time_block = build(problem, chains, clock)
+                warm, time_block = build(problem, chains, clock, **on_device)
             except ImportError as error:
                 missing[row] = f"not installed ({error.name})"
                 continue
+            except NotImplementedError as error:
+                missing[row] = str(error)
+                continue
+            except RuntimeError as error:  # a capture the device refuses: say so, go on
+                missing[row] = f"failed ({str(error).splitlines()[0][:80]})"
+                continue
             configs.append(Config(row, chains, lambda warm=warm: warm(k), time_block))
 
-    print(f"{_versions()}; {platform.processor() or platform.machine()}, {args.threads} "
+    where = (f"{torch.cuda.get_device_name(args.device)} (skfbnn, torch and posteriors; JAX on "
+             f"{os.environ['JAX_PLATFORMS']}), " if args.device.startswith("cuda") else "")
+    print(f"{_versions()}; {where}{platform.processor() or platform.machine()}, {args.threads} "
           f"thread(s); problem {X.shape} ({'Boston split 0' if args.data_home else 'synthetic'}"
           f"), 13-{HIDDEN}-1 tanh, float32, {BATCH} rows per chain per step; k = {k}, "
           f"repeats = {repeats}, {args.clock} time", flush=True)
@@ -532,4 +628,7 @@ def add_arguments(p) -> None:
     p.add_argument("--data-home", default=None,
                    help="time on Boston's split 0 from this UCI folder instead of synthetic rows")
     p.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                   help="wall time, or this process's CPU time")
+                   help="wall time, or this process's CPU time (the CPU only)")
+    p.add_argument("--device", default="cpu",
+                   help="where skfbnn, torch and posteriors run, and JAX with them: cpu, or "
+                        "cuda on a machine with a GPU (wall time)")

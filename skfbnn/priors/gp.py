@@ -106,10 +106,12 @@ class GPPrior:
         self.likelihood_params: dict[str, Tensor] = {}  # the fitted likelihood's, by name
 
     def to(self, device: torch.device) -> GPPrior:
-        """Move the kernel and mean to ``device`` (float64 stays float64)."""
+        """Move every tensor to ``device``: kernel, mean, noise and the fitted likelihood's
+        parameters (float64 stays float64)."""
         self.kernel = self.kernel.to(device)
         self.mean = self.mean.to(device)
         self.noise_std = self.noise_std.to(device)
+        self.likelihood_params = {k: v.to(device) for k, v in self.likelihood_params.items()}
         return self
 
     def fit(

@@ -458,3 +458,34 @@ def test_constant_targets_and_warm_start_with_a_network(regression_data):
     est.set_params(n_burnin=10).fit(X, y)
     assert est.posterior_.draws["out.weight"].shape[2:] == first.shape[1:]
     assert not torch.equal(est.posterior_.draws["out.weight"][:, 0], first)  # moved on
+
+
+_CNN = dict(network=skfbnn.nn.CNN1d, input_shape=(1, 12),
+            network_params=dict(channels=4, n_blocks=2, kernel_size=3))
+_CNN_FAMILIES = [
+    (skfbnn.SGHMCClassifier, FAST), (skfbnn.FunctionalSGLDClassifier, FAST_FUNCTIONAL),
+    (skfbnn.BBBClassifier, FAST_OPTIMISATION), (skfbnn.FBNNClassifier, FAST_OPTIMISATION),
+    (skfbnn.IFBNNClassifier, FAST_OPTIMISATION), (skfbnn.DeepEnsembleClassifier, FAST_ENSEMBLE),
+    (skfbnn.IFBDEClassifier, FAST_ENSEMBLE), (skfbnn.PCNLClassifier, FAST_MH)]
+
+
+def _fit_cnn_and_unpickle(cls, budget, device):
+    """A fit of the package's CNN on ``device``, its probabilities, and its pickle's on the
+    CPU."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 12))
+    y = (X[:, :4].sum(axis=1) > 0).astype(int)
+    est = cls(**_CNN, **budget, device=device, random_state=0).fit(X, y)
+    assert est.device_.type == device
+    loaded = pickle.loads(pickle.dumps(est))
+    return est.predict_proba(X), loaded.predict_proba(X)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("cls, budget", _CNN_FAMILIES, ids=[c.__name__ for c, _ in _CNN_FAMILIES])
+def test_a_cnn_fits_on_cuda_and_its_pickle_predicts_on_the_cpu(cls, budget):
+    proba, on_cpu = _fit_cnn_and_unpickle(cls, budget, "cuda")
+    assert np.isfinite(proba).all()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(on_cpu, proba, rtol=1e-4, atol=1e-5)

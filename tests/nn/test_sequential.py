@@ -117,3 +117,27 @@ def test_other_modules_stay_with_vmap(make):
     assert plan_sequential(net) is None
     forward = make_forward(net, (1, 3))
     assert type(forward) is ModuleForward
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_folded_on_cuda_equals_vmap_and_cpu(name):
+    """On a GPU the folded path equals vmap there (outputs and gradients, float64) and the
+    CPU's outputs."""
+    make, shape = NETWORKS[name]
+    net = make()
+    forward, reference = make_forward(net, shape), ModuleForward(net, shape)
+    d = torch.Size(shape).numel() if shape else net[1].in_features * 2
+    cpu_params = _perturbed(net)
+    X = torch.randn(7, d, generator=torch.Generator().manual_seed(1), dtype=F64)
+    on_cpu = forward(cpu_params, X)
+    params = {k: v.cuda().requires_grad_(True) for k, v in cpu_params.items()}
+    out, ref = forward(params, X.cuda()), reference(params, X.cuda())
+    assert out.device.type == "cuda"
+    torch.testing.assert_close(out, ref, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(out.detach().cpu(), on_cpu, rtol=1e-12, atol=1e-12)
+    grads = torch.autograd.grad(out.square().sum(), list(params.values()))
+    ref_grads = torch.autograd.grad(ref.square().sum(), list(params.values()))
+    for g, r in zip(grads, ref_grads, strict=True):
+        torch.testing.assert_close(g, r, rtol=1e-10, atol=1e-10)

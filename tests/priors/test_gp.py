@@ -151,6 +151,42 @@ def test_fit_learns_noise_std():
     assert gp.noise_std.item() == pytest.approx(0.2, rel=0.25)
 
 
+def _tensors(value, seen=None):
+    """Every tensor reachable from ``value``: attributes, dicts, lists and modules."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, torch.nn.Module):
+        yield from value.parameters()
+        yield from value.buffers()
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _tensors(v, seen)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v, seen)
+    elif hasattr(value, "__dict__"):
+        yield from _tensors(vars(value), seen)
+
+
+@pytest.mark.parametrize("classification", [False, True])
+def test_to_moves_every_tensor_of_a_fitted_prior(classification):
+    """What a pickle moves to the CPU: a tensor left behind on a GPU would not unpickle
+    where there is none (the "meta" device stands in for the GPU)."""
+    X = _X(n=20, d=2)
+    y = torch.tensor([0, 1] * 10) if classification else X[:, :1] ** 2
+    gp = GPPrior(make_kernel(None, X, 2 if classification else 1),
+                 2 if classification else 1, True)
+    gp.fit(X, y, 3, torch.Generator().manual_seed(0), classification=classification)
+    assert gp.likelihood_params
+    moved = list(_tensors(gp.to(torch.device("meta"))))
+    assert len(moved) > 4
+    assert all(t.device.type == "meta" for t in moved)
+
+
 def test_fit_with_zero_iterations_changes_nothing():
     X = _X(n=20, d=2)
     y = X[:, :1] ** 2
