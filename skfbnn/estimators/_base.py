@@ -43,7 +43,8 @@ from ..inference.families import FAMILIES
 from ..inference.fit import build_problem, infer
 from ..inference.registry import METHODS, MethodSpec
 from ..inference.sgmcmc.policy import sampler_lengths
-from ..nn.functional import forward_values, init_params, is_plain_mlp, make_forward
+from ..nn.batched_mlp import is_plain_mlp
+from ..nn.functional import forward_values, init_params, make_forward
 from ..posterior import POSTERIORS, Particles, outputs_at
 from ..priors.functional import FunctionPrior
 from ..priors.gp import GPPrior

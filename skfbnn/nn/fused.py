@@ -21,7 +21,7 @@ gradient with respect to the activations is a broadcast instead of a batched pro
 
 :func:`skfbnn.nn.functional.make_forward` uses ``tanh_readout`` for a tanh layer followed by
 a linear layer without activation and ``linear_tanh`` for any other tanh layer, on layers of
-at least :data:`~skfbnn.nn.functional.FUSE_MIN_ELEMENTS` output elements.
+at least :data:`~skfbnn.nn.batched_mlp.FUSE_MIN_ELEMENTS` output elements.
 
 The backwards are built from differentiable operations, so second derivatives
 (Hessian-vector products) work, and forward-mode rules make ``torch.autograd.forward_ad``

@@ -25,7 +25,8 @@ import torch
 from torch import Tensor, nn
 from torch.func import jacrev, vmap
 
-from .functional import ModuleForward, Params, is_plain_mlp
+from .batched_mlp import is_plain_mlp
+from .functional import ModuleForward, Params
 
 __all__ = ["mlp_jacobian", "mlp_ntk", "forward_jacobian", "flat_jacobian"]
 

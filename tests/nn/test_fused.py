@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.autograd import forward_ad
 
-from skfbnn.nn import functional
+from skfbnn.nn import batched_mlp
 from skfbnn.nn.functional import make_forward
 from skfbnn.nn.fused import linear_tanh, tanh_readout
 from skfbnn.nn.mlp import build_mlp
@@ -148,9 +148,9 @@ def test_the_batched_forward_fuses_every_linear_tanh_pair_and_keeps_the_numbers(
             return fn(*args)
         return call
 
-    monkeypatch.setattr(functional, "linear_tanh", counted(linear_tanh))
-    monkeypatch.setattr(functional, "tanh_readout", counted(tanh_readout))
-    monkeypatch.setattr(functional, "FUSE_MIN_ELEMENTS", 0 if fused else 10**9)
+    monkeypatch.setattr(batched_mlp, "linear_tanh", counted(linear_tanh))
+    monkeypatch.setattr(batched_mlp, "tanh_readout", counted(tanh_readout))
+    monkeypatch.setattr(batched_mlp, "FUSE_MIN_ELEMENTS", 0 if fused else 10**9)
     net = build_mlp(3, 2, (6, 5), "tanh").double()
     forward = make_forward(net)
     gen = torch.Generator().manual_seed(3)
@@ -177,7 +177,7 @@ def test_the_batched_forward_fuses_every_linear_tanh_pair_and_keeps_the_numbers(
 
 def test_a_readout_followed_by_an_activation_is_folded_before_it(monkeypatch):
     """tanh layer, Linear, ReLU: the node takes the first two, the ReLU acts on its output."""
-    monkeypatch.setattr(functional, "FUSE_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(batched_mlp, "FUSE_MIN_ELEMENTS", 0)
     net = torch.nn.Sequential(torch.nn.Linear(3, 6), torch.nn.Tanh(), torch.nn.Linear(6, 2),
                               torch.nn.ReLU()).double()
     gen = torch.Generator().manual_seed(6)
