@@ -64,10 +64,11 @@ def test_posteriors_row(table):
 
 
 def test_missing_peer_prints_not_installed(monkeypatch, capsys):
+    """A peer whose import fails prints "not installed" and the rest runs; the CUDA graph row
+    says it needs a GPU on the CPU."""
     import skfbnn.device
 
     monkeypatch.setattr(skfbnn.device, "FIT_THREADS", skfbnn.device.FIT_THREADS)  # restored
-    """A peer whose import fails prints "not installed" and the rest runs."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import speed
     import speed_peers
@@ -77,9 +78,22 @@ def test_missing_peer_prints_not_installed(monkeypatch, capsys):
 
     monkeypatch.setattr(speed_peers, "PEERS", {speed_peers.BLACKJAX_SGLD: missing,
                                                speed_peers.TORCH_GRAD:
-                                               speed_peers.torch_forward_backward})
+                                               speed_peers.torch_forward_backward,
+                                               speed_peers.TORCH_SGLD_GRAPH:
+                                               speed_peers.torch_sgld_graph})
     monkeypatch.setattr(speed_peers, "skfbnn_configs", lambda *args: [])
     speed.main(["peers", "--k", "2", "--repeats", "1", "--chains", "1"])
     out = capsys.readouterr().out
     assert f"| {speed_peers.BLACKJAX_SGLD} | not installed (blackjax) |" in out
     assert re.search(rf"\| {re.escape(speed_peers.TORCH_GRAD)} \| \d+ \|", out)
+    assert f"| {speed_peers.TORCH_SGLD_GRAPH} | a GPU only |" in out
+
+
+def test_the_cpu_clock_is_refused_on_a_gpu(monkeypatch):
+    """CPU time does not time a GPU's queue: --clock cpu with --device cuda stops with a
+    message, before anything runs."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import speed
+
+    with pytest.raises(SystemExit, match="use the wall clock with --device cuda"):
+        speed.main(["peers", "--device", "cuda", "--clock", "cpu"])
