@@ -447,9 +447,6 @@ def torch_forward_backward(problem: Problem, chains: int, clock,
     return lambda k: time_block(3, 0), time_block
 
 
-TORCH_PEERS = (POSTERIORS_SGLD, TORCH_GRAD, TORCH_SGLD_GRAPH)
-"""The peers' rows run by torch (placed on ``--device``; JAX's follow ``JAX_PLATFORMS``)."""
-
 def torch_sgld_graph(problem: Problem, chains: int, clock,
                      device: str = "cpu") -> tuple[Callable, Callable]:
     """An SGLD step written in torch (each chain's minibatch drawn with replacement, the log
@@ -494,6 +491,9 @@ def torch_sgld_graph(problem: Problem, chains: int, clock,
 
     return lambda k: time_block(3, 0), time_block
 
+
+TORCH_PEERS = (POSTERIORS_SGLD, TORCH_GRAD, TORCH_SGLD_GRAPH)
+"""The peers' rows run by torch (placed on ``--device``; JAX's follow ``JAX_PLATFORMS``)."""
 
 PEERS = {
     BLACKJAX_SGLD: lambda p, c, clock: blackjax_sgld(p, c, clock, scan=False),
