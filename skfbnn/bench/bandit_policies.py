@@ -17,6 +17,7 @@ import numpy as np
 
 from ..exceptions import DivergenceError
 from .bandit_env import encode_actions
+from .configs import split_params
 
 __all__ = ["UniformPolicy", "OraclePolicy", "GreedyMLPPolicy", "ThompsonPolicy",
            "GREEDY_STEPS"]
@@ -87,8 +88,9 @@ class ThompsonPolicy(UniformPolicy):
                  warm_start: bool = False, device: str = "cpu"):
         from ..estimators import BayesianNetRegressor
 
-        self.model = BayesianNetRegressor(method=method, method_params=dict(budget),
-                                          random_state=random_state, device=device)
+        own, rest = split_params(budget, BayesianNetRegressor)
+        self.model = BayesianNetRegressor(method=method, method_params=rest,
+                                          random_state=random_state, device=device, **own)
         self.random_state, self.update_budget, self.warm_start = random_state, update, warm_start
         self.n_fits = 0
 
@@ -102,8 +104,11 @@ class ThompsonPolicy(UniformPolicy):
 
     def update(self, X, y, rng) -> None:
         if self.n_fits and self.warm_start:
-            params = {**self.model.method_params, **self.update_budget}
-            self.model.set_params(warm_start=True, method_params=params)  # the warm-start switch
+            from ..estimators import BayesianNetRegressor
+
+            own, rest = split_params(self.update_budget, BayesianNetRegressor)
+            self.model.set_params(warm_start=True,  # the warm-start switch
+                                  method_params={**self.model.method_params, **rest}, **own)
         else:
             self.model.set_params(random_state=self.random_state + 7919 * self.n_fits)
         previous = copy.deepcopy(self.model) if self.n_fits else None

@@ -144,6 +144,7 @@ def make_classifier(method: str, *, random_state: int = 0, device: str = "auto",
 
     from ..estimators import BayesianNetClassifier
     from ..inference.registry import METHODS
+    from .configs import split_params
 
     if method == "mlp":
         est = MLPClassifier(hidden_layer_sizes=(50,), max_iter=2000, random_state=random_state)
@@ -155,9 +156,7 @@ def make_classifier(method: str, *, random_state: int = 0, device: str = "auto",
             if not network:
                 raise ValueError(f"{method} is a baseline of network='cnn' only.")
             method, params = "ensemble", {**PLAIN_ENSEMBLE, **params}
-        own = BayesianNetClassifier().get_params()
-        top = {k: v for k, v in params.items() if k in own}
-        rest = {k: v for k, v in params.items() if k not in own}
+        top, rest = split_params(params, BayesianNetClassifier)
         est = BayesianNetClassifier(method=method, method_params=rest or None,
                                     random_state=random_state, device=device,
                                     **{**(network or {}), **top})

@@ -11,7 +11,21 @@ from sklearn.preprocessing import StandardScaler
 from ..estimators import BayesianNetRegressor
 from ..inference.registry import METHODS
 
-__all__ = ["make_regression_pipeline"]
+__all__ = ["make_regression_pipeline", "split_params"]
+
+
+def split_params(params: dict[str, Any], estimator: type) -> tuple[dict, dict]:
+    """``params`` split into the generic ``estimator``'s own parameters (``hidden_layer_sizes``,
+    ``noise_std``, ...) and the rest, its ``method_params``.
+
+    Examples
+    --------
+    >>> split_params({"noise_std": 1.0, "step_size": 0.5}, BayesianNetRegressor)
+    ({'noise_std': 1.0}, {'step_size': 0.5})
+    """
+    own = estimator().get_params()
+    return ({k: v for k, v in params.items() if k in own},
+            {k: v for k, v in params.items() if k not in own})
 
 
 def make_regression_pipeline(
@@ -33,9 +47,7 @@ def make_regression_pipeline(
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}. Got {method!r}.")
-    own = BayesianNetRegressor().get_params()
-    top = {k: v for k, v in method_params.items() if k in own}
-    rest = {k: v for k, v in method_params.items() if k not in own}
+    top, rest = split_params(method_params, BayesianNetRegressor)
     est = BayesianNetRegressor(
         method=method, method_params=rest or None, random_state=random_state, device=device,
         **top,

@@ -65,3 +65,19 @@ def test_several_p_make_a_cell_each_and_each_cell_runs_its_p():
     for bad in ([], [0.5, 2.0]):
         with pytest.raises(ValueError, match="p"):
             BanditTask(["uniform"], p=bad)
+
+
+@needs_mushroom
+def test_an_estimator_parameter_reaches_the_estimator_not_its_method_params():
+    """``--set sgld.noise_std=...`` (a parameter of the estimator, not of the method) sets the
+    regressor's own parameter, at the first fit and at warm updates."""
+    task = BanditTask(["sgld"], data_home=SHARED_DATA, n_seeds=1, horizon=192,
+                      warm_start="on", params={"sgld.noise_std": 1.0, "n_burnin": 20,
+                                               "n_samples": 2, "thinning": 2, "n_chains": 2})
+    policy = task.policy("sgld", 0)
+    assert policy.model.noise_std == 1.0
+    assert "noise_std" not in policy.model.method_params
+    (cell,) = task.cells()
+    assert "noise_std=1.0" in cell["params"].split(";")
+    (record,) = task.run_cell(cell)["records"]  # a first fit, then a warm update
+    assert record["n_updates"] == 2 and record["failed_updates"] == 0
