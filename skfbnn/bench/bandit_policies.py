@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from ..estimators import BayesianNetRegressor
 from ..exceptions import DivergenceError
 from .bandit_env import encode_actions
 from .configs import split_params
@@ -86,8 +87,6 @@ class ThompsonPolicy(UniformPolicy):
 
     def __init__(self, method: str, random_state: int, budget: dict, update: dict,
                  warm_start: bool = False, device: str = "cpu"):
-        from ..estimators import BayesianNetRegressor
-
         own, rest = split_params(budget, BayesianNetRegressor)
         self.model = BayesianNetRegressor(method=method, method_params=rest,
                                           random_state=random_state, device=device, **own)
@@ -104,8 +103,6 @@ class ThompsonPolicy(UniformPolicy):
 
     def update(self, X, y, rng) -> None:
         if self.n_fits and self.warm_start:
-            from ..estimators import BayesianNetRegressor
-
             own, rest = split_params(self.update_budget, BayesianNetRegressor)
             self.model.set_params(warm_start=True,  # the warm-start switch
                                   method_params={**self.model.method_params, **rest}, **own)

@@ -17,6 +17,7 @@ from .mlp import ELEMENTWISE
 
 __all__ = ["FUSE_MIN_ELEMENTS", "batched_mlp_forward", "is_plain_mlp"]
 
+
 def is_plain_mlp(module: nn.Module) -> bool:
     """A ``Sequential`` (with ``Sequential``'s own forward) of ``Linear`` layers and
     element-wise activations only, matched by exact type (:data:`~skfbnn.nn.mlp.ELEMENTWISE`).
@@ -34,7 +35,6 @@ def is_plain_mlp(module: nn.Module) -> bool:
     return isinstance(module, nn.Sequential) \
         and type(module).forward is nn.Sequential.forward and all(
             type(layer) is nn.Linear or type(layer) in ELEMENTWISE for layer in module)
-
 
 
 FUSE_MIN_ELEMENTS = 32768
